@@ -1,0 +1,13 @@
+# hivebench workflow: config -> cells -> episode blocks -> episodes.parquet -> report.
+# Kept thin and light: every job (on SLURM, every node) re-parses it. See rules/common.smk.
+
+include: "rules/common.smk"
+include: "rules/episodes.smk"
+include: "rules/aggregate.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        [report_file(study, name) for study in STUDIES for name in REPORT_FILES],

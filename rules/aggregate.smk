@@ -1,0 +1,10 @@
+# Collect a study's block summaries (one row per episode); no trajectory is read.
+
+
+rule collect:
+    input:
+        study_block_summaries,
+    output:
+        "results/{study}/episodes.parquet",
+    script:
+        "../scripts/collect.py"

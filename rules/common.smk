@@ -1,0 +1,53 @@
+# Load and validate the config, expand the matrix into job blocks, path helpers.
+# Imports only hivebench.config / hivebench.cells (standard library, PyYAML, jsonschema).
+
+import shlex
+import sys
+from pathlib import Path
+
+from hivebench.cells import all_blocks, canonical_json
+from hivebench.config import ConfigError, validate
+
+DEFAULT_CONFIG = "config/config.yaml"
+
+# A --configfile replaces the default study instead of being merged into it.
+if not workflow.configfiles:
+    configfile: DEFAULT_CONFIG
+
+CONFIG_SOURCE = workflow.configfiles[-1] if workflow.configfiles else "--config"
+try:
+    CONFIG = validate(config, CONFIG_SOURCE)
+except ConfigError as exc:
+    raise WorkflowError(str(exc)) from None
+
+BLOCKS = all_blocks(CONFIG, Path(CONFIG_SOURCE).parent)
+STUDIES = list(BLOCKS)
+BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for block in blocks}
+
+# The CLI of the interpreter running Snakemake: the same environment that imported hivebench above.
+HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"
+
+REPORT_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")
+
+
+def block_spec(wildcards, output):
+    """A block's resolved cells as canonical JSON: the only params of an episode job."""
+    return canonical_json(BLOCK_BY_SUMMARY[output[0]].spec())
+
+
+def study_block_summaries(wildcards):
+    return [block.summary_path for block in BLOCKS[wildcards.study]]
+
+
+def report_file(study, name):
+    return f"reports/{study}/{name}"
+
+
+wildcard_constraints:
+    study=r"[^/]+",
+    suite=r"[^/]+",
+    task=r"[^/]+",
+    method=r"[^/]+",
+    population=r"\d+",
+    first=r"\d+",
+    last=r"\d+",

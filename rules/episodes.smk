@@ -1,0 +1,13 @@
+# One job = one block of cells of the same (study, task, method, population): one process, one
+# Parquet file per cell next to the block summary. Cells already on disk with the same hash are kept.
+
+
+rule episodes:
+    output:
+        "results/episodes/{study}/{suite}/{task}/{method}/n{population}/block{first}-{last}.parquet",
+    params:
+        spec=block_spec,
+    log:
+        "logs/episodes/{study}/{suite}/{task}/{method}/n{population}/block{first}-{last}.log",
+    shell:
+        "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} 2> {log:q}"

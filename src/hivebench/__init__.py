@@ -1,0 +1,3 @@
+"""hivebench: a Snakemake workbench for decentralised coordination in agent swarms."""
+
+__version__ = "0.1.0"

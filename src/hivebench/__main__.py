@@ -1,0 +1,3 @@
+from hivebench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""A validated config expanded into cells and job blocks, with canonical JSON and hashes.
+
+A cell is (study, suite, task, method, population, seed) with every parameter resolved and the
+implementation versions of its task and method. Its canonical JSON is its identity. A block is the
+cells of one (study, task, method, population) whose seeds fall in one aligned range of
+`seeds_per_job` seeds: one Snakemake job, one process, one Parquet file per cell.
+
+Standard library only: the Snakefile imports this at parse time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from hivebench.config import Config
+from hivebench.registry import METHODS, TASKS
+from hivebench.tasks.graphs import GraphSpec, resolve_graph
+
+CELL_FORMAT = 1
+EPISODES_DIR = "results/episodes"
+METHOD_EXECUTION_KEYS = ("kind", "seeds_per_job")  # settings that never change a result
+
+
+def _plain(value: Any) -> Any:
+    """JSON fallback for numpy scalars, whose text form changed in NumPy 2."""
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable in a cell")
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def digest(value: Any) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Block:
+    """The cells of one job: everything but the seed is shared."""
+
+    shared: dict[str, Any]  # study, suite, task, method, population, format
+    seeds: tuple[int, ...]
+    first: int  # the aligned seed range this block covers
+    last: int
+
+    @property
+    def directory(self) -> str:
+        s = self.shared
+        return (
+            f"{EPISODES_DIR}/{s['study']}/{s['suite']}/{s['task']['name']}/{s['method']['name']}/n{s['population']}"
+        )
+
+    @property
+    def summary_path(self) -> str:
+        return f"{self.directory}/block{self.first}-{self.last}.parquet"
+
+    def spec(self) -> dict[str, Any]:
+        """What the episode job receives (and Snakemake compares as params)."""
+        return {**self.shared, "seeds": list(self.seeds)}
+
+    def cells(self) -> Iterator[dict[str, Any]]:
+        return (make_cell(self.shared, seed) for seed in self.seeds)
+
+
+def make_cell(shared: dict[str, Any], seed: int) -> dict[str, Any]:
+    return {**shared, "seed": int(seed)}
+
+
+def cell_path(cell: dict[str, Any]) -> str:
+    return f"{EPISODES_DIR}/{cell['study']}/{cell['suite']}/{cell['task']['name']}/{cell['method']['name']}/n{cell['population']}/s{cell['seed']}.parquet"
+
+
+def split_spec(spec: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+    """Split an episode job's spec into its shared part and its seeds."""
+    shared = {k: v for k, v in spec.items() if k != "seeds"}
+    return shared, [int(s) for s in spec["seeds"]]
+
+
+def seed_list(seeds: int | list[int]) -> list[int]:
+    return list(range(seeds)) if isinstance(seeds, int) else sorted(seeds)
+
+
+def resolved_task(config: Config, name: str, graph: GraphSpec) -> dict[str, Any]:
+    task = config["tasks"][name]
+    entry = TASKS[task["kind"]]
+    params = {k: v for k, v in task.items() if k != "kind"}
+    params["graph"] = graph.as_param()
+    return {"name": name, "kind": task["kind"], "version": entry.version, "params": params}
+
+
+def resolved_method(config: Config, name: str) -> dict[str, Any]:
+    method = config["methods"][name]
+    entry = METHODS[method["kind"]]
+    params = {k: v for k, v in method.items() if k not in METHOD_EXECUTION_KEYS}
+    return {"name": name, "kind": method["kind"], "version": entry.version, "params": params}
+
+
+def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], population: int) -> dict[str, Any]:
+    """Everything that identifies a cell except its seed, from a resolved task and method."""
+    return {
+        "format": CELL_FORMAT,
+        "study": study,
+        "suite": TASKS[task["kind"]].suite,
+        "task": task,
+        "method": method,
+        "population": int(population),
+    }
+
+
+def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
+    """Every job block of one study, in a stable order (tasks, then methods, then populations)."""
+    study = config["studies"][study_name]
+    seeds = seed_list(study["seeds"])
+    blocks = []
+    for task_name in study["tasks"]:
+        graph = resolve_graph(config["tasks"][task_name]["graph"], base)
+        task = resolved_task(config, task_name, graph)
+        populations = study["populations"] if graph.fixed_size is None else [graph.fixed_size]
+        for method_name in study["methods"]:
+            method = resolved_method(config, method_name)
+            per_job = config["methods"][method_name]["seeds_per_job"]
+            for population in populations:
+                shared = shared_part(study_name, task, method, population)
+                by_block: dict[int, list[int]] = {}
+                for seed in seeds:
+                    by_block.setdefault(seed // per_job, []).append(seed)
+                for index, members in sorted(by_block.items()):
+                    blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
+    return blocks
+
+
+def all_blocks(config: Config, base: Path) -> dict[str, list[Block]]:
+    return {name: study_blocks(config, name, base) for name in config["studies"]}

@@ -1,0 +1,174 @@
+"""The `hivebench` command: validate a config, list its cells, run episodes, render reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hivebench import __version__
+from hivebench.config import ConfigError, load
+
+DEFAULT_CONFIG = "config/config.yaml"
+
+
+def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    from hivebench.cells import all_blocks
+
+    config = load(args.config)
+    blocks = all_blocks(config, Path(args.config).parent)
+    if getattr(args, "study", None):
+        if args.study not in blocks:
+            raise ConfigError(args.config, [f"studies: no study named {args.study!r} (defined: {', '.join(blocks)})"])
+        blocks = {args.study: blocks[args.study]}
+    return config, blocks
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    _, blocks = _blocks(args)
+    for study, study_blocks in blocks.items():
+        cells = sum(len(b.seeds) for b in study_blocks)
+        print(f"{args.config}: study {study!r}: {cells} cells in {len(study_blocks)} jobs")
+    print(f"{args.config}: valid")
+    return 0
+
+
+def cmd_cells(args: argparse.Namespace) -> int:
+    from hivebench.cells import canonical_json, cell_path, digest
+
+    _, blocks = _blocks(args)
+    for study_blocks in blocks.values():
+        for block in study_blocks:
+            for cell in block.cells():
+                if args.json:
+                    print(canonical_json(cell))
+                else:
+                    print(
+                        digest(cell),
+                        cell["study"],
+                        cell["task"]["name"],
+                        cell["method"]["name"],
+                        f"n={cell['population']}",
+                        f"seed={cell['seed']}",
+                        cell_path(cell),
+                        sep="\t",
+                    )
+    return 0
+
+
+def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
+    from hivebench.cells import make_cell, resolved_method, resolved_task, shared_part
+    from hivebench.tasks.graphs import resolve_graph
+
+    missing = [flag for flag in ("task", "method", "population", "seed") if getattr(args, flag) is None]
+    if missing:
+        raise SystemExit(f"hivebench episode: give --cell FILE, or all of --{', --'.join(missing)}")
+    config = load(args.config)
+    base = Path(args.config).parent
+    for kind, name in (("tasks", args.task), ("methods", args.method)):
+        if name not in config[kind]:
+            raise ConfigError(args.config, [f"{kind}: no entry named {name!r} (defined: {', '.join(config[kind])})"])
+    graph = resolve_graph(config["tasks"][args.task]["graph"], base)
+    task = resolved_task(config, args.task, graph)
+    shared = shared_part(args.study, task, resolved_method(config, args.method), args.population)
+    return make_cell(shared, args.seed)
+
+
+def cmd_episode(args: argparse.Namespace) -> int:
+    from hivebench.cells import cell_path
+    from hivebench.runtime import write_episode
+
+    if args.cell:
+        text = sys.stdin.read() if args.cell == "-" else Path(args.cell).read_text()
+        cell = json.loads(text)
+    else:
+        cell = _cell_from_flags(args)
+    out = args.out or cell_path(cell)
+    summary = write_episode(cell, out)
+    shown = {k: v for k, v in summary.items() if k != "conflicts"}
+    print(json.dumps({"out": str(out), **shown}))
+    return 0
+
+
+def cmd_episodes(args: argparse.Namespace) -> int:
+    from hivebench.runtime import run_block
+
+    spec = json.loads(args.spec)
+    started = time.perf_counter()
+    computed = run_block(spec, args.summary)
+    seconds = time.perf_counter() - started
+    print(
+        f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "
+        f"{len(spec['seeds']) - computed} already done ({seconds:.2f} s)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from hivebench.report.loopbench import render
+
+    for path in render(args.episodes, args.out, args.resamples, args.confidence, args.bootstrap_seed):
+        print(path)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hivebench", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"hivebench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_config(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--config", "-c", default=DEFAULT_CONFIG, help=f"config file (default: {DEFAULT_CONFIG})")
+
+    p = sub.add_parser("validate", help="check a config; print its cells and jobs per study")
+    with_config(p)
+    p.add_argument("--study", help="only this study")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("cells", help="list the cells of a config: hash, study, task, method, N, seed, path")
+    with_config(p)
+    p.add_argument("--study", help="only this study")
+    p.add_argument("--json", action="store_true", help="print each fully resolved cell as canonical JSON")
+    p.set_defaults(func=cmd_cells)
+
+    p = sub.add_parser("episode", help="run one cell to a Parquet file, from a cell JSON or from flags")
+    with_config(p)
+    p.add_argument("--cell", help="a cell JSON file, or - for standard input (as printed by `cells --json`)")
+    p.add_argument("--study", default="adhoc", help="study name recorded in the cell (default: adhoc)")
+    p.add_argument("--task", help="task name from the config")
+    p.add_argument("--method", help="method name from the config")
+    p.add_argument("--population", type=int, help="number of agents (a cycle's length)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--out", help="output Parquet (default: the cell's path under results/episodes/)")
+    p.set_defaults(func=cmd_episode)
+
+    p = sub.add_parser("episodes", help="run a job block of cells (what the Snakemake episode rule calls)")
+    p.add_argument("--spec", required=True, help="the block's JSON spec: shared cell fields plus seeds")
+    p.add_argument("--summary", required=True, help="block summary Parquet to write (one row per cell)")
+    p.set_defaults(func=cmd_episodes)
+
+    p = sub.add_parser("report", help="render the LoopBench tables and charts from an episodes table")
+    p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
+    p.add_argument("--out", required=True, help="report folder, e.g. reports/<study>")
+    p.add_argument("--resamples", type=int, default=10_000)
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--bootstrap-seed", type=int, default=0)
+    p.set_defaults(func=cmd_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

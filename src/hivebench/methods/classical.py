@@ -1,0 +1,85 @@
+"""Classical LoopBench baselines, vectorised over agents (BENCHMARKS.md §1).
+
+Every rule draws the same amount of randomness each round whatever the state, so a cell's random
+stream is consumed identically across runs. Decisions see only the pre-update state (synchronous).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hivebench.tasks.coloring import ColoringViews
+
+
+def uniform_among(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per row, a column chosen uniformly at random among the True entries (rows need one True)."""
+    keys = np.where(mask, rng.random(mask.shape), -1.0)
+    return keys.argmax(axis=1)
+
+
+def least_conflicted(views: ColoringViews) -> np.ndarray:
+    """(n, c) mask of the colours that minimise each agent's conflicts with its neighbours."""
+    counts = views.neighbor_counts
+    return counts == counts.min(axis=1, keepdims=True)
+
+
+class RandomColorer:
+    """Every node picks a uniformly random colour every step."""
+
+    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+        self.rng = rng
+
+    def decide(self, views: ColoringViews) -> np.ndarray:
+        return self.rng.integers(views.num_colors, size=len(views.colors))
+
+
+class ConservativeRandomColorer(RandomColorer):
+    """A node in conflict picks a uniformly random colour (possibly its own); the others keep theirs."""
+
+    def decide(self, views: ColoringViews) -> np.ndarray:
+        draw = super().decide(views)
+        return np.where(views.own_conflicts > 0, draw, views.colors)
+
+
+class SoftColorerFP:
+    """Each node activates with probability p; an active node takes a least-conflicted colour,
+    ties broken uniformly at random (its own colour among the candidates)."""
+
+    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+        self.p = float(params["p"])
+        self.rng = rng
+
+    def activated(self, views: ColoringViews) -> np.ndarray:
+        return self.rng.random(len(views.colors)) < self.p
+
+    def decide(self, views: ColoringViews) -> np.ndarray:
+        active = self.activated(views)
+        choice = uniform_among(least_conflicted(views), self.rng)
+        return np.where(active, choice, views.colors)
+
+
+class SoftColorerCFP(SoftColorerFP):
+    """As FP, but an active node changes colour only when another colour strictly reduces its
+    conflicts; it then takes a least-conflicted colour, ties broken uniformly at random."""
+
+    def decide(self, views: ColoringViews) -> np.ndarray:
+        active = self.activated(views)
+        best = least_conflicted(views)
+        choice = uniform_among(best, self.rng)
+        improves = views.own_conflicts > views.neighbor_counts.min(axis=1)
+        return np.where(active & improves, choice, views.colors)
+
+
+class GreedyColorer:
+    """Deterministic synchronous best response: keep the colour if it is least-conflicted, else take
+    the lowest-numbered least-conflicted colour. From a symmetric start every node moves in lockstep."""
+
+    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+        pass
+
+    def decide(self, views: ColoringViews) -> np.ndarray:
+        best = least_conflicted(views)
+        keep = best[np.arange(len(views.colors)), views.colors]
+        return np.where(keep, views.colors, best.argmax(axis=1))

@@ -1,0 +1,151 @@
+"""The LoopBench report: Table 1 (Proximity and Stability per method and graph) and conflicts over time."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from hivebench.stats import mean_ci
+
+TABLE_COLUMNS = [
+    "method",
+    "graph",
+    "proximity",
+    "proximity_lo",
+    "proximity_hi",
+    "stability",
+    "stability_lo",
+    "stability_hi",
+    "episodes",
+]
+
+
+def _ordered(episodes: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Methods in study order; graphs by population, then name."""
+    methods = list(pd.unique(episodes["method"]))
+    graphs = episodes[["graph", "population"]].drop_duplicates().sort_values(["population", "graph"])
+    return methods, list(graphs["graph"])
+
+
+def table1(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """One row per (method, graph): mean and bootstrap interval over seeds of each metric."""
+    methods, graphs = _ordered(episodes)
+    rows = []
+    for (method, graph), group in episodes.groupby(["method", "graph"], sort=False):
+        row: dict[str, object] = {"method": method, "graph": graph}
+        for metric in ("proximity", "stability"):
+            mean, lo, hi, n = mean_ci(group[metric].to_numpy(), resamples, confidence, seed)
+            row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
+        row["episodes"] = len(group)
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
+    table["method"] = pd.Categorical(table["method"], methods, ordered=True)
+    table["graph"] = pd.Categorical(table["graph"], graphs, ordered=True)
+    table = table.sort_values(["method", "graph"]).reset_index(drop=True)
+    return table.astype({"method": str, "graph": str})
+
+
+def _cell_text(mean: float, lo: float, hi: float) -> str:
+    return "n/a" if np.isnan(mean) else f"{mean:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+def wide_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The paper's layout: rows = methods, column groups = graphs, each with Proximity and Stability."""
+    graphs = list(dict.fromkeys(table["graph"]))
+    wide = pd.DataFrame(index=pd.Index(list(dict.fromkeys(table["method"])), name="method"))
+    for graph in graphs:
+        part = table[table["graph"] == graph].set_index("method")
+        for metric, title in (("proximity", "Proximity (%)"), ("stability", "Stability (%)")):
+            wide[(graph, title)] = [
+                _cell_text(*part.loc[m, [metric, f"{metric}_lo", f"{metric}_hi"]]) if m in part.index else ""
+                for m in wide.index
+            ]
+    wide.columns = pd.MultiIndex.from_tuples(wide.columns, names=["graph", "metric"])
+    return wide
+
+
+def conflicts_by_step(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Mean conflicting edges per state with a bootstrap interval, per method and graph."""
+    long = episodes[["method", "graph", "seed", "conflicts"]].explode("conflicts")
+    long["step"] = long.groupby(["method", "graph", "seed"]).cumcount()
+    long["conflicts"] = long["conflicts"].astype(float)
+    rows = []
+    for (method, graph, step), group in long.groupby(["method", "graph", "step"], sort=False):
+        mean, lo, hi, n = mean_ci(group["conflicts"].to_numpy(), resamples, confidence, seed)
+        rows.append({"method": method, "graph": graph, "step": step, "conflicts": mean, "lo": lo, "hi": hi})
+    return pd.DataFrame(rows)
+
+
+def conflicts_chart(curves: pd.DataFrame, graphs: list[str], confidence: float) -> alt.FacetChart:
+    base = alt.Chart(curves).encode(
+        x=alt.X("step:Q", title="step t (state after t rounds)"),
+        color=alt.Color("method:N", sort=list(pd.unique(curves["method"]))),
+    )
+    band = base.mark_area(opacity=0.2).encode(y="lo:Q", y2="hi:Q")
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("conflicts:Q", title="conflicting edges (mean)"),
+        tooltip=["method", "graph", "step", alt.Tooltip("conflicts:Q", format=".2f")],
+    )
+    return (
+        alt.layer(band, line, data=curves)
+        .properties(width=240, height=200)
+        .facet(column=alt.Column("graph:N", sort=graphs, title=None))
+        .resolve_scale(y="independent")
+        .properties(title=f"Conflicts over time, mean and {confidence:.0%} bootstrap interval over seeds")
+    )
+
+
+def _index_html(study: str, episodes: pd.DataFrame, wide: pd.DataFrame, confidence: float) -> str:
+    seeds = episodes.groupby(["method", "graph"])["seed"].nunique()
+    table_html = wide.to_html(escape=True, border=0, classes="table1")
+    e = html.escape
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{e(study)}: LoopBench report</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
+table.table1 {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }}
+.table1 th, .table1 td {{ padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; }}
+.table1 th {{ background: #f4f4f4; }}
+</style></head><body>
+<h1>{e(study)}: LoopBench Table 1</h1>
+<p>{len(episodes)} episodes; {seeds.min()}&ndash;{seeds.max()} seeds per method and graph.
+Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
+Proximity and Stability as defined in LoopBench (BENCHMARKS.md &sect;1).</p>
+{table_html}
+<p>Files: <a href="table1.csv">table1.csv</a> &middot; <a href="table1.md">table1.md</a> &middot;
+<a href="table1.tex">table1.tex</a> &middot; <a href="conflicts.html">interactive chart</a></p>
+<h2>Conflicts over time</h2>
+<img src="conflicts.png" alt="conflicting edges per step, per method and graph" style="max-width: 100%">
+</body></html>
+"""
+
+
+def render(
+    episodes_path: str | Path, out_dir: str | Path, resamples: int, confidence: float, seed: int
+) -> list[Path]:
+    """Write table1.{csv,md,tex}, conflicts.{html,png} and index.html into `out_dir`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    episodes = pd.read_parquet(episodes_path)
+    study = str(episodes["study"].iloc[0])
+    table = table1(episodes, resamples, confidence, seed)
+    table.to_csv(out / "table1.csv", index=False, float_format="%.4f")
+    wide = wide_table(table)
+    flat = wide.copy()
+    flat.columns = [f"{graph} {metric}" for graph, metric in wide.columns]
+    (out / "table1.md").write_text(flat.to_markdown() + "\n")
+    latex = wide.style.format(escape="latex").format_index(escape="latex", axis=0).format_index(escape="latex", axis=1)
+    (out / "table1.tex").write_text(latex.to_latex(hrules=True, multicol_align="c"))
+    curves = conflicts_by_step(episodes, resamples, confidence, seed)
+    chart = conflicts_chart(curves, list(dict.fromkeys(table["graph"])), confidence)
+    chart.save(out / "conflicts.html", inline=True)
+    chart.save(out / "conflicts.png", scale_factor=2)
+    (out / "index.html").write_text(_index_html(study, episodes, wide, confidence))
+    return [out / name for name in REPORT_FILES]
+
+
+REPORT_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")

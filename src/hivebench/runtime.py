@@ -1,0 +1,131 @@
+"""The synchronous round loop, the episode Parquet writer, and job blocks of cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hivebench import __version__
+from hivebench.cells import canonical_json, cell_path, digest, make_cell, split_spec
+from hivebench.registry import METHODS, TASKS
+from hivebench.seeding import stream
+
+CELL_KEY = b"hivebench.cell"
+HASH_KEY = b"hivebench.cell_hash"
+SUMMARY_KEY = b"hivebench.summary"
+VERSION_KEY = b"hivebench.version"
+
+
+def graph_label(cell: dict[str, Any]) -> str:
+    """The column a table groups by: C5 for a 5-cycle, else the task's name."""
+    if cell["task"]["params"]["graph"] == "cycle":
+        return f"C{cell['population']}"
+    return cell["task"]["name"]
+
+
+def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
+    """Play one cell to the end; return its per-agent-per-step table and its summary."""
+    task = TASKS[cell["task"]["kind"]].load()(cell["task"]["params"], cell["population"])
+    task.reset(stream(cell["seed"], "init"))
+    method = METHODS[cell["method"]["kind"]].load()(cell["method"]["params"], stream(cell["seed"], "policy"))
+    while not task.done:
+        task.step(method.decide(task.views()))
+
+    states, n = task.trajectory.shape
+    colors = task.trajectory
+    changed = np.zeros_like(colors, dtype=bool)
+    changed[1:] = colors[1:] != colors[:-1]
+    table = pa.table(
+        {
+            "step": np.repeat(np.arange(states, dtype=np.int32), n),
+            "agent": np.tile(np.arange(n, dtype=np.int32), states),
+            "color": colors.ravel().astype(np.int16),
+            "conflicts": task.agent_conflicts().ravel().astype(np.int16),
+            "changed": changed.ravel(),
+        }
+    )
+    return table, {"graph": graph_label(cell), **task.metrics()}
+
+
+def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
+    """Write a Parquet file under a temporary name in the same folder, then rename it into place."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_episode(cell: dict[str, Any], path: str | Path) -> dict[str, Any]:
+    """Run a cell and write its Parquet, with the resolved cell and summary in the file metadata."""
+    table, summary = run_episode(cell)
+    write_atomic(
+        table,
+        path,
+        {
+            CELL_KEY: canonical_json(cell).encode(),
+            HASH_KEY: digest(cell).encode(),
+            SUMMARY_KEY: json.dumps(summary).encode(),
+            VERSION_KEY: __version__.encode(),
+        },
+    )
+    return summary
+
+
+def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
+    """The summary of an existing episode file for this exact cell, else None (missing or stale)."""
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+    except (FileNotFoundError, pa.ArrowInvalid):
+        return None
+    if metadata.get(HASH_KEY, b"").decode() != cell_hash:
+        return None
+    return json.loads(metadata[SUMMARY_KEY])
+
+
+def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "study": cell["study"],
+        "suite": cell["suite"],
+        "task": cell["task"]["name"],
+        "method": cell["method"]["name"],
+        "population": cell["population"],
+        "seed": cell["seed"],
+        "cell_hash": cell_hash,
+        **summary,
+    }
+
+
+def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
+    """Run every cell of a job block that is not already on disk with the same hash.
+
+    Each cell gets its own Parquet file next to the block summary; the block summary holds one row per
+    cell, so collecting a study never opens a trajectory. Returns how many cells were computed.
+    """
+    shared, seeds = split_spec(spec)
+    rows, computed = [], 0
+    for seed in seeds:
+        cell = make_cell(shared, seed)
+        cell_hash = digest(cell)
+        path = cell_path(cell)
+        summary = stored_summary(path, cell_hash)
+        if summary is None:
+            summary = write_episode(cell, path)
+            computed += 1
+        rows.append(summary_row(cell, cell_hash, summary))
+    write_atomic(pa.Table.from_pylist(rows), summary_path)
+    return computed

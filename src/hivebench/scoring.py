@@ -1,0 +1,39 @@
+"""LoopBench metrics (BENCHMARKS.md §1): conflicts, Proximity and Stability."""
+
+from __future__ import annotations
+
+import numpy as np
+
+WINDOWS = ("from_initial", "after_steps")
+
+
+def metric_window(conflicts: np.ndarray, steps: int, window: str) -> np.ndarray:
+    """The T conflict counts the metrics average over, from the T + 1 states 0..T of a run.
+
+    from_initial: states t = 0..T-1 (the initial state counts, the last state does not);
+    after_steps:  states t = 1..T   (the paper's formula as printed).
+    """
+    if len(conflicts) != steps + 1:
+        raise ValueError(f"expected {steps + 1} states (0..T), got {len(conflicts)}")
+    if window == "from_initial":
+        return conflicts[:steps]
+    if window == "after_steps":
+        return conflicts[1:]
+    raise ValueError(f"unknown metric window {window!r}; choose one of {WINDOWS}")
+
+
+def proximity(window: np.ndarray, conf_initial: int, conf_best: int) -> float:
+    """100 - mean_t (conf_t - conf_best) / (conf_initial - conf_best) * 100.
+
+    NaN when the run starts at the optimum (the ratio is undefined there), never a division by zero.
+    """
+    span = conf_initial - conf_best
+    if span <= 0:
+        return float("nan")
+    return float(100.0 - np.mean((window - conf_best) / span) * 100.0)
+
+
+def stability(window: np.ndarray) -> float:
+    """100 - (number of steps that increased the conflicts) / (T - 1) * 100."""
+    increases = int(np.count_nonzero(np.diff(window) > 0))
+    return float(100.0 - increases / (len(window) - 1) * 100.0)

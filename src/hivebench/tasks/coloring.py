@@ -1,0 +1,138 @@
+"""LoopBench: soft colouring of a graph by one agent per node, synchronous rounds (BENCHMARKS.md §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hivebench import scoring
+from hivebench.tasks.graphs import BRUTE_FORCE_LIMIT, cycle_edges
+
+
+@dataclass(frozen=True)
+class ColoringViews:
+    """One round's local views of all agents, as arrays (row v is agent v's view).
+
+    Agent v may know: its id v, its colour, its neighbours' colours (through `neighbor_counts`, or
+    `neighbors_of(v)` with `colors`), and its own history (`history[:, v]` and its neighbours' columns).
+    """
+
+    step: int
+    num_colors: int
+    colors: np.ndarray  # (n,) each agent's current colour
+    neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
+    history: np.ndarray  # (step, n) the colours of earlier states 0..step-1
+    indptr: np.ndarray  # CSR adjacency: neighbours of v are indices[indptr[v]:indptr[v + 1]]
+    indices: np.ndarray
+
+    @property
+    def own_conflicts(self) -> np.ndarray:
+        return np.take_along_axis(self.neighbor_counts, self.colors[:, None], axis=1)[:, 0]
+
+    def neighbors_of(self, agent: int) -> np.ndarray:
+        return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
+
+
+def exact_conf_best(edges: np.ndarray, n: int, colors: int) -> int:
+    """The fewest conflicting edges over all colourings, by exhaustive search in chunks."""
+    total = colors**n
+    if total > BRUTE_FORCE_LIMIT:
+        raise ValueError(f"{colors}^{n} colourings are too many to search; give conf_best in the task config")
+    best = len(edges)
+    powers = colors ** np.arange(n, dtype=np.int64)
+    for start in range(0, total, 1 << 16):
+        codes = np.arange(start, min(total, start + (1 << 16)), dtype=np.int64)
+        assignment = (codes[:, None] // powers) % colors
+        conflicts = np.count_nonzero(assignment[:, edges[:, 0]] == assignment[:, edges[:, 1]], axis=1)
+        best = min(best, int(conflicts.min()))
+    return best
+
+
+def cycle_conf_best(n: int, colors: int) -> int:
+    return 1 if colors == 2 and n % 2 == 1 else 0
+
+
+class ColoringTask:
+    """State: every node's colour. All agents see the same pre-update state; `step` applies all at once."""
+
+    def __init__(self, params: dict[str, Any], population: int):
+        graph = params["graph"]
+        pairs = cycle_edges(population) if graph == "cycle" else [tuple(e) for e in graph]
+        self.edges = np.asarray(pairs, dtype=np.int64)
+        self.n = population
+        self.num_colors = int(params["colors"])
+        self.steps = int(params["steps"])
+        self.init = params["init"]
+        self.window = params["metric_window"]
+        if "conf_best" in params:
+            self.conf_best = int(params["conf_best"])
+        elif graph == "cycle":
+            self.conf_best = cycle_conf_best(self.n, self.num_colors)
+        else:
+            self.conf_best = exact_conf_best(self.edges, self.n, self.num_colors)
+        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
+        src = np.concatenate([self.edges[:, 0], self.edges[:, 1]])
+        dst = np.concatenate([self.edges[:, 1], self.edges[:, 0]])
+        order = np.lexsort((dst, src))
+        self._src, self._dst = src[order], dst[order]
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.n))])
+        self.trajectory = np.zeros((self.steps + 1, self.n), dtype=np.int64)
+        self.t = 0
+
+    def reset(self, rng: np.random.Generator) -> None:
+        if self.init == "same":
+            self.trajectory[0] = 0
+        else:
+            self.trajectory[0] = rng.integers(self.num_colors, size=self.n)
+        self.t = 0
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.steps
+
+    def neighbor_counts(self, colors: np.ndarray) -> np.ndarray:
+        keys = self._src * self.num_colors + colors[self._dst]
+        return np.bincount(keys, minlength=self.n * self.num_colors).reshape(self.n, self.num_colors)
+
+    def views(self) -> ColoringViews:
+        colors = self.trajectory[self.t]
+        return ColoringViews(
+            step=self.t,
+            num_colors=self.num_colors,
+            colors=colors.copy(),
+            neighbor_counts=self.neighbor_counts(colors),
+            history=self.trajectory[: self.t].copy(),
+            indptr=self.indptr,
+            indices=self._dst,
+        )
+
+    def step(self, decisions: np.ndarray) -> None:
+        decisions = np.asarray(decisions)
+        if decisions.shape != (self.n,) or decisions.min() < 0 or decisions.max() >= self.num_colors:
+            raise ValueError(f"step {self.t}: expected {self.n} colours in 0..{self.num_colors - 1}")
+        self.t += 1
+        self.trajectory[self.t] = decisions
+
+    def agent_conflicts(self) -> np.ndarray:
+        """(T + 1, n): how many of each agent's edges conflict at each state."""
+        same = self.trajectory[:, self._src] == self.trajectory[:, self._dst]
+        out = np.zeros((self.steps + 1, self.n), dtype=np.int64)
+        np.add.at(out, (slice(None), self._src), same)
+        return out
+
+    def metrics(self) -> dict[str, Any]:
+        conflicts = np.count_nonzero(
+            self.trajectory[:, self.edges[:, 0]] == self.trajectory[:, self.edges[:, 1]], axis=1
+        )
+        window = scoring.metric_window(conflicts, self.steps, self.window)
+        return {
+            "proximity": scoring.proximity(window, int(conflicts[0]), self.conf_best),
+            "stability": scoring.stability(window),
+            "initial_conflicts": int(conflicts[0]),
+            "final_conflicts": int(conflicts[-1]),
+            "conf_best": self.conf_best,
+            "steps": self.steps,
+            "conflicts": [int(c) for c in conflicts],
+        }
