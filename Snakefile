@@ -7,6 +7,10 @@ include: "rules/aggregate.smk"
 include: "rules/report.smk"
 
 
+localrules:
+    all,
+
+
 rule all:
     default_target: True
     input:

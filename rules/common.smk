@@ -5,7 +5,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from hivebench.cells import all_blocks, canonical_json
+from hivebench.cells import BLOCK_SUMMARY, all_blocks, canonical_json
 from hivebench.config import ConfigError, validate
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -30,9 +30,11 @@ HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"
 REPORT_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")
 
 
-def block_spec(wildcards, output):
-    """A block's resolved cells as canonical JSON: the only params of an episode job."""
-    return canonical_json(BLOCK_BY_SUMMARY[output[0]].spec())
+def block_spec(wildcards):
+    """A block's resolved cells as canonical JSON: the only params of an episode job.
+    (A function of the wildcards alone: Snakemake leaves params derived from output out of its
+    rerun check.)"""
+    return canonical_json(BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].spec())
 
 
 def study_block_summaries(wildcards):

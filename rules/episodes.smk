@@ -4,10 +4,10 @@
 
 rule episodes:
     output:
-        "results/episodes/{study}/{suite}/{task}/{method}/n{population}/block{first}-{last}.parquet",
+        BLOCK_SUMMARY,
     params:
         spec=block_spec,
     log:
-        "logs/episodes/{study}/{suite}/{task}/{method}/n{population}/block{first}-{last}.log",
+        "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log",
     shell:
         "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} 2> {log:q}"

@@ -21,7 +21,10 @@ from hivebench.registry import METHODS, TASKS
 from hivebench.tasks.graphs import GraphSpec, resolve_graph
 
 CELL_FORMAT = 1
-EPISODES_DIR = "results/episodes"
+EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
+# Path patterns: the Snakemake rule uses them with wildcards, the code fills them in.
+BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
+CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
 METHOD_EXECUTION_KEYS = ("kind", "seeds_per_job")  # settings that never change a result
 
 
@@ -50,15 +53,8 @@ class Block:
     last: int
 
     @property
-    def directory(self) -> str:
-        s = self.shared
-        return (
-            f"{EPISODES_DIR}/{s['study']}/{s['suite']}/{s['task']['name']}/{s['method']['name']}/n{s['population']}"
-        )
-
-    @property
     def summary_path(self) -> str:
-        return f"{self.directory}/block{self.first}-{self.last}.parquet"
+        return BLOCK_SUMMARY.format(**path_fields(self.shared), first=self.first, last=self.last)
 
     def spec(self) -> dict[str, Any]:
         """What the episode job receives (and Snakemake compares as params)."""
@@ -72,8 +68,18 @@ def make_cell(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     return {**shared, "seed": int(seed)}
 
 
+def path_fields(shared: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "study": shared["study"],
+        "suite": shared["suite"],
+        "task": shared["task"]["name"],
+        "method": shared["method"]["name"],
+        "population": shared["population"],
+    }
+
+
 def cell_path(cell: dict[str, Any]) -> str:
-    return f"{EPISODES_DIR}/{cell['study']}/{cell['suite']}/{cell['task']['name']}/{cell['method']['name']}/n{cell['population']}/s{cell['seed']}.parquet"
+    return CELL_FILE.format(**path_fields(cell), seed=cell["seed"])
 
 
 def split_spec(spec: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:

@@ -67,6 +67,15 @@ def _describe(error: ValidationError) -> str:
     return f"{key_path(error.absolute_path)}: {error.message}"
 
 
+def _consequence(error: ValidationError, errors: list[ValidationError]) -> bool:
+    """An `unevaluatedProperties` error caused by a bad value below it: when a kind's branch of the
+    schema fails, its keys count as unevaluated, which would report valid keys as unknown."""
+    if error.validator != "unevaluatedProperties":
+        return False
+    path = list(error.absolute_path)
+    return any(other is not error and list(other.absolute_path)[: len(path)] == path for other in errors)
+
+
 def validate(config: Config, source: str) -> Config:
     """Validate `config` against the schema, fill in defaults, and check cross references.
 
@@ -74,6 +83,7 @@ def validate(config: Config, source: str) -> Config:
     """
     filled = copy.deepcopy(config)
     errors = sorted(_FillingValidator(_schema()).iter_errors(filled), key=lambda e: list(e.absolute_path))
+    errors = [e for e in errors if not _consequence(e, errors)]
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
     problems = list(_cross_reference_problems(filled, Path(source).parent))

@@ -1,0 +1,140 @@
+"""The real Snakemake workflow on a tiny config in a temporary directory."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO, write_config
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+        "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--scheduler", "greedy", *args,
+    ]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def planned_jobs(workdir: Path) -> dict[str, int]:
+    """Rule -> job count from the 'Job stats' table of a dry run."""
+    out = snakemake(workdir, "-n").stdout
+    return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M) if m[1] != "total"}
+
+
+def pending_episode_blocks(workdir: Path) -> list[str]:
+    """Episode outputs that `snakemake --summary` plans to update."""
+    rows = [line.split("\t") for line in snakemake(workdir, "--summary").stdout.splitlines()]
+    return [row[0] for row in rows if row[0].startswith("results/episodes/") and row[-1] != "no update"]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    from conftest import tiny_config
+
+    workdir = tmp_path_factory.mktemp("study")
+    write_config(workdir / "config.yaml", tiny_config())
+    snakemake(workdir)
+    return workdir
+
+
+def test_the_run_writes_episodes_and_the_report(workdir):
+    episodes = pd.read_parquet(workdir / "results/tiny/episodes.parquet")
+    assert len(episodes) == 2 * 2 * 10  # methods x populations x seeds
+    assert episodes.groupby(["method", "graph"]).seed.nunique().eq(10).all()
+    cells = list((workdir / "results/episodes/tiny/loopbench/cycle").rglob("s*.parquet"))
+    assert len(cells) == 40
+    table = pd.read_csv(workdir / "reports/tiny/table1.csv")
+    assert list(table.columns) == [
+        "method", "graph", "proximity", "proximity_lo", "proximity_hi",
+        "stability", "stability_lo", "stability_hi", "episodes",
+    ]
+    assert table[["method", "graph"]].values.tolist() == [
+        ["random", "C3"], ["random", "C5"], ["soft_fp", "C3"], ["soft_fp", "C5"]
+    ]
+    assert (table.episodes == 10).all()
+    assert ((table.proximity_lo <= table.proximity) & (table.proximity <= table.proximity_hi)).all()
+    # the table's means are the episodes' means
+    means = episodes.groupby(["method", "graph"]).proximity.mean()
+    for row in table.itertuples():
+        assert row.proximity == pytest.approx(means[(row.method, row.graph)], abs=1e-4)
+    index = (workdir / "reports/tiny/index.html").read_text()
+    first = table.iloc[0]
+    assert f"{first.proximity:.1f} [{first.proximity_lo:.1f}, {first.proximity_hi:.1f}]" in index
+    assert "conflicts.png" in index and (workdir / "reports/tiny/conflicts.png").read_bytes()[:4] == b"\x89PNG"
+    chart = (workdir / "reports/tiny/conflicts.html").read_text()
+    assert "https://cdn" not in chart and "vega" in chart  # self-contained: opens offline
+    assert "\\begin{tabular}" in (workdir / "reports/tiny/table1.tex").read_text()
+    assert "C5 Proximity (%)" in (workdir / "reports/tiny/table1.md").read_text()
+
+
+def test_nothing_to_do_after_a_run(workdir):
+    assert "Nothing to be done" in snakemake(workdir, "-n").stdout
+
+
+def test_changing_one_method_parameter_reschedules_only_its_cells(workdir):
+    from conftest import tiny_config
+
+    config = tiny_config()
+    config["methods"]["soft_fp"]["p"] = 0.5
+    write_config(workdir / "config.yaml", config)
+    # `--list-changes params` is not used: in Snakemake 9.27 it lists every output that has params
+    # recorded, changed or not (ParamsChange.__or__ keeps the files of an empty change).
+    assert sorted(pending_episode_blocks(workdir)) == sorted(
+        f"results/episodes/tiny/loopbench/cycle/soft_fp/n{n}/block{a}-{b}.parquet"
+        for n in (3, 5) for a, b in ((0, 4), (5, 9))
+    )
+    reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
+    assert sum("Params have changed" in r for r in reasons) == 4
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "report": 1, "all": 1}
+    random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
+    fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
+    stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
+    snakemake(workdir)
+    assert random_cell.stat().st_mtime_ns == stamps[0]
+    assert fp_cell.stat().st_mtime_ns != stamps[1]
+
+
+def test_adding_seeds_runs_only_the_new_cells(workdir):
+    from conftest import tiny_config
+
+    config = tiny_config()
+    config["methods"]["soft_fp"]["p"] = 0.5
+    config["studies"]["tiny"]["seeds"] = 12
+    write_config(workdir / "config.yaml", config)
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "report": 1, "all": 1}  # the new blocks 10-14
+    done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
+    stamp = done.stat().st_mtime_ns
+    snakemake(workdir)
+    assert done.stat().st_mtime_ns == stamp
+    assert len(pd.read_parquet(workdir / "results/tiny/episodes.parquet")) == 48
+    # growing a partly filled block again: the job runs, but its finished cells are kept
+    config["studies"]["tiny"]["seeds"] = 14
+    write_config(workdir / "config.yaml", config)
+    kept = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s11.parquet"
+    stamp = kept.stat().st_mtime_ns
+    snakemake(workdir)
+    assert kept.stat().st_mtime_ns == stamp
+    log = (workdir / "logs/episodes/tiny/loopbench/cycle/random/n5/block10-14.log").read_text()
+    assert "2 of 4 cells computed, 2 already done" in log
+
+
+def test_a_bad_config_stops_before_any_job(tmp_path):
+    from conftest import tiny_config
+
+    config = tiny_config()
+    config["methods"]["soft_fp"]["p"] = 1.5
+    write_config(tmp_path / "config.yaml", config)
+    result = snakemake(tmp_path, check=False)
+    assert result.returncode != 0
+    assert "methods.soft_fp.p: 1.5 is greater than the maximum of 1" in result.stderr
+    assert str(tmp_path / "config.yaml") in result.stderr
+    assert not (tmp_path / "results").exists()
