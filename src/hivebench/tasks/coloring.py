@@ -97,13 +97,15 @@ class ColoringTask:
         return np.bincount(keys, minlength=self.n * self.num_colors).reshape(self.n, self.num_colors)
 
     def views(self) -> ColoringViews:
-        colors = self.trajectory[self.t]
+        # Read-only views, not copies: rows 0..t are never written again.
+        past = self.trajectory[: self.t + 1].view()
+        past.flags.writeable = False
         return ColoringViews(
             step=self.t,
             num_colors=self.num_colors,
-            colors=colors.copy(),
-            neighbor_counts=self.neighbor_counts(colors),
-            history=self.trajectory[: self.t].copy(),
+            colors=past[self.t],
+            neighbor_counts=self.neighbor_counts(past[self.t]),
+            history=past[: self.t],
             indptr=self.indptr,
             indices=self._dst,
         )
@@ -118,9 +120,8 @@ class ColoringTask:
     def agent_conflicts(self) -> np.ndarray:
         """(T + 1, n): how many of each agent's edges conflict at each state."""
         same = self.trajectory[:, self._src] == self.trajectory[:, self._dst]
-        out = np.zeros((self.steps + 1, self.n), dtype=np.int64)
-        np.add.at(out, (slice(None), self._src), same)
-        return out
+        # _src is sorted and every node has an edge, so node v's entries are indptr[v]:indptr[v+1].
+        return np.add.reduceat(same, self.indptr[:-1], axis=1)
 
     def metrics(self) -> dict[str, Any]:
         conflicts = np.count_nonzero(

@@ -1,0 +1,77 @@
+"""Classical LoopBench episodes per second, in-process.
+
+Baseline: the same Soft Colorer FP rule written as a plain Python loop over agents (no numpy),
+measured in the same run. Usage: python benchmarks/bench_episodes.py [--seconds S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from hivebench.cells import CELL_FORMAT, make_cell
+from hivebench.runtime import run_episode, write_episode
+
+TASK = {"name": "cycle", "kind": "coloring", "version": 1,
+        "params": {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}}
+METHODS = {
+    "random": {}, "conservative_random": {}, "soft_fp": {"p": 0.3}, "soft_cfp": {"p": 0.3}, "greedy": {},
+}
+
+
+def cell(method: str, n: int, seed: int) -> dict:
+    shared = {"format": CELL_FORMAT, "study": "bench", "suite": "loopbench", "task": TASK, "population": n,
+              "method": {"name": method, "kind": method, "version": 1, "params": METHODS[method]}}
+    return make_cell(shared, seed)
+
+
+def python_loop_fp(n: int, seed: int, steps: int = 15, p: float = 0.3) -> list[int]:
+    """The baseline: Soft Colorer FP on C_n, one agent at a time in plain Python."""
+    rng = random.Random(seed)
+    colors = [0] * n
+    conflicts = [n]
+    for _ in range(steps):
+        new = colors[:]
+        for v in range(n):
+            if rng.random() < p:
+                left, right = colors[v - 1], colors[(v + 1) % n]
+                cost = [(left == c) + (right == c) for c in (0, 1)]
+                best = [c for c in (0, 1) if cost[c] == min(cost)]
+                new[v] = rng.choice(best)
+        colors = new
+        conflicts.append(sum(colors[v] == colors[(v + 1) % n] for v in range(n)))
+    return conflicts
+
+
+def rate(fn: Callable[[int], object], seconds: float) -> float:
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        fn(count)
+        count += 1
+    return count / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    args = parser.parse_args()
+    print(f"{'measurement':48s} {'episodes/s':>11s}")
+    for n in (11, 101, 1001):
+        loop = rate(lambda s: python_loop_fp(n, s), args.seconds)
+        fp = rate(lambda s: run_episode(cell("soft_fp", n, s)), args.seconds)
+        print(f"{'baseline: plain-Python loop FP, C' + str(n):48s} {loop:11.0f}")
+        print(f"{'hivebench soft_fp run_episode, C' + str(n):48s} {fp:11.0f}   ratio {fp / loop:.2f}x")
+    for method in METHODS:
+        r = rate(lambda s: run_episode(cell(method, 11, s)), args.seconds)
+        print(f"{'run_episode ' + method + ', C11':48s} {r:11.0f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = rate(lambda s: write_episode(cell("soft_fp", 11, s), Path(tmp) / f"s{s}.parquet"), args.seconds)
+        print(f"{'write_episode soft_fp, C11 (run + Parquet file)':48s} {r:11.0f}")
+
+
+if __name__ == "__main__":
+    main()
