@@ -72,3 +72,17 @@ def test_canonical_json_sorts_keys():
 def test_seed_list():
     assert seed_list(3) == [0, 1, 2]
     assert seed_list([7, 2]) == [2, 7]
+
+
+def test_what_the_snakefile_imports_stays_light():
+    """Every Snakemake job (every SLURM job) re-parses the workflow: no numpy, pandas or model stacks."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hivebench.cells, hivebench.config; "
+        "print(','.join(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'torch', 'openai', 'transformers') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""

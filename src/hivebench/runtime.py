@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hivebench import __version__
-from hivebench.cells import canonical_json, cell_path, digest, make_cell, split_spec
+from hivebench.cells import canonical_json, cell_path, digest, make_cell, path_fields, split_spec
 from hivebench.registry import METHODS, TASKS
 from hivebench.seeding import stream
 
@@ -98,16 +98,7 @@ def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
 
 
 def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "study": cell["study"],
-        "suite": cell["suite"],
-        "task": cell["task"]["name"],
-        "method": cell["method"]["name"],
-        "population": cell["population"],
-        "seed": cell["seed"],
-        "cell_hash": cell_hash,
-        **summary,
-    }
+    return {**path_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
 
 
 def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
