@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from conftest import REPO, write_config
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, load, validate
 from hivebench.registry import METHODS, TASKS
 
@@ -79,6 +80,25 @@ def test_a_parameter_of_another_method_kind_is_an_unknown_key(config, tmp_path):
     assert "methods.random" in message and "'p' was unexpected" in message
 
 
+@pytest.mark.parametrize(
+    "seeds,message",
+    [(-3, "studies.tiny.seeds: -3 is less than the minimum of 1"),
+     ([1, 1, 2], "studies.tiny.seeds: [1, 1, 2] has non-unique elements"),
+     ([0, -1], "studies.tiny.seeds[1]: -1 is less than the minimum of 0")],
+)
+def test_bad_seeds(config, tmp_path, seeds, message):
+    config["studies"]["tiny"]["seeds"] = seeds
+    assert message in problems_of(config, tmp_path)
+
+
+def test_yaml_errors_name_the_file(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("tasks: [\n")
+    with pytest.raises(ConfigError, match="not valid YAML") as info:
+        load(path)
+    assert str(info.value).count(str(path)) == 2  # in the heading and in the parser's position
+
+
 def test_every_problem_is_reported_at_once(config, tmp_path):
     config["tasks"]["cycle"]["steps"] = 1
     config["methods"]["soft_fp"]["p"] = 2
@@ -98,11 +118,12 @@ def test_fixed_graph_from_an_edges_file_relative_to_the_config(config, tmp_path)
     (tmp_path / "k4.txt").write_text("# K4\n0 1\n0 2\n0,3\n1 2\n1 3\n2 3\n")
     config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges_file": "k4.txt"}}
     config["studies"]["tiny"]["tasks"].append("k4")
-    config["studies"]["tiny"]["populations"] = [3, 4]
     loaded = load(write_config(tmp_path / "study.yaml", config))
     assert loaded["tasks"]["k4"]["graph"] == {"edges_file": "k4.txt"}
-    config["studies"]["tiny"]["populations"] = [3, 5]
-    assert "fixed graph of 4 nodes" in problems_of(config, tmp_path)
+    blocks = all_blocks(loaded, tmp_path)["tiny"]
+    sizes = {(b.shared["task"]["name"], b.shared["population"]) for b in blocks}
+    assert sizes == {("cycle", 3), ("cycle", 5), ("k4", 4)}  # the fixed graph at its own size only
+    assert blocks[-1].shared["task"]["params"]["graph"] == [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]
 
 
 def test_schema_names_exactly_the_registered_kinds():

@@ -9,6 +9,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import REPO
+
 from hivebench.cells import all_blocks, cell_path, digest
 from hivebench.config import validate
 from hivebench.runtime import CELL_KEY, HASH_KEY, SUMMARY_KEY, run_block, write_episode
@@ -106,3 +108,36 @@ def test_cli_episode_says_what_is_missing(config, tmp_path, missing):
         capture_output=True, text=True,
     )
     assert result.returncode != 0 and missing in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["episode", "-c", str(REPO / "config/config.yaml"), "--task", "cycle", "--method", "random",
+          "--population", "2", "--seed", "0"],
+         "a cycle needs at least 3 nodes, got 2"),
+        (["episode", "--cell", "-"], "the cell lacks format, method"),
+        (["episode", "--cell", "missing.json"], "No such file"),
+        (["episode", "--task", "cycle", "--method", "random", "--population", "5", "--seed", "-1"],
+         "must be a non-negative integer"),
+        (["report", "--episodes", "missing.parquet", "--out", "r"], "error: missing.parquet"),
+    ],
+)
+def test_cli_errors_are_messages_not_tracebacks(tmp_path, args, message):
+    result = subprocess.run(
+        [sys.executable, "-m", "hivebench", *args], input='{"bad": 1}', capture_output=True, text=True,
+        cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": ""},
+    )
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_wrong_conf_best_is_an_error_not_a_proximity_above_100(config):
+    from hivebench.runtime import run_episode
+
+    config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
+                             "conf_best": 3}
+    config["studies"]["tiny"]["tasks"] = ["k4"]
+    blocks = all_blocks(validate(config, "x.yaml"), Path("."))["tiny"]
+    with pytest.raises(ValueError, match="conf_best = 3 is wrong: the optimum of this graph with 2 colours is 2"):
+        run_episode(next(blocks[0].cells()))

@@ -55,7 +55,7 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     table = pd.read_csv(workdir / "reports/tiny/table1.csv")
     assert list(table.columns) == [
         "method", "graph", "proximity", "proximity_lo", "proximity_hi",
-        "stability", "stability_lo", "stability_hi", "episodes",
+        "stability", "stability_lo", "stability_hi", "episodes", "proximity_episodes",
     ]
     assert table[["method", "graph"]].values.tolist() == [
         ["random", "C3"], ["random", "C5"], ["soft_fp", "C3"], ["soft_fp", "C5"]

@@ -64,6 +64,27 @@ class Block:
         return (make_cell(self.shared, seed) for seed in self.seeds)
 
 
+class CellError(ValueError):
+    """A cell (or block spec) given by hand that lacks what a cell needs."""
+
+
+CELL_KEYS = {"format", "study", "suite", "task", "method", "population", "seed"}
+
+
+def check_cell(cell: Any) -> dict[str, Any]:
+    """A cell read from JSON: the keys `hivebench cells --json` prints, a known task and method kind."""
+    if not isinstance(cell, dict):
+        raise CellError("a cell must be a JSON object")
+    missing = CELL_KEYS - set(cell)
+    if missing:
+        raise CellError(f"the cell lacks {', '.join(sorted(missing))} (see `hivebench cells --json`)")
+    if cell["task"].get("kind") not in TASKS or cell["method"].get("kind") not in METHODS:
+        raise CellError(f"unknown task or method kind in the cell: {cell['task'].get('kind')!r}, {cell['method'].get('kind')!r}")
+    if not isinstance(cell["seed"], int) or cell["seed"] < 0:
+        raise CellError(f"seed must be a non-negative integer, got {cell['seed']!r}")
+    return cell
+
+
 def make_cell(shared: dict[str, Any], seed: int) -> dict[str, Any]:
     return {**shared, "seed": int(seed)}
 

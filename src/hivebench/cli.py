@@ -78,12 +78,12 @@ def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_episode(args: argparse.Namespace) -> int:
-    from hivebench.cells import cell_path
+    from hivebench.cells import cell_path, check_cell
     from hivebench.runtime import write_episode
 
     if args.cell:
         text = sys.stdin.read() if args.cell == "-" else Path(args.cell).read_text()
-        cell = json.loads(text)
+        cell = check_cell(json.loads(text))
     else:
         cell = _cell_from_flags(args)
     out = args.out or cell_path(cell)
@@ -116,6 +116,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hivebench", description=__doc__)
     parser.add_argument("--version", action="version", version=f"hivebench {__version__}")
@@ -142,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="task name from the config")
     p.add_argument("--method", help="method name from the config")
     p.add_argument("--population", type=int, help="number of agents (a cycle's length)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=non_negative)
     p.add_argument("--out", help="output Parquet (default: the cell's path under results/episodes/)")
     p.set_defaults(func=cmd_episode)
 
@@ -162,11 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hivebench.cells import CellError
+    from hivebench.tasks.graphs import GraphError
+
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
+        return 2
+    except (CellError, GraphError, FileNotFoundError, json.JSONDecodeError) as exc:
+        print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like
         sys.stderr.close()

@@ -1,4 +1,4 @@
-"""LoopBench metrics (BENCHMARKS.md §1): conflicts, Proximity and Stability."""
+"""LoopBench metrics: conflicts, Proximity and Stability."""
 
 from __future__ import annotations
 

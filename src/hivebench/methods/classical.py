@@ -1,4 +1,4 @@
-"""Classical LoopBench baselines, vectorised over agents (BENCHMARKS.md §1).
+"""Classical LoopBench baselines, vectorised over agents.
 
 Every rule draws the same amount of randomness each round whatever the state, so a cell's random
 stream is consumed identically across runs. Decisions see only the pre-update state (synchronous).

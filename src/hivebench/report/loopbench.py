@@ -21,6 +21,7 @@ TABLE_COLUMNS = [
     "stability_lo",
     "stability_hi",
     "episodes",
+    "proximity_episodes",
 ]
 
 
@@ -41,6 +42,8 @@ def table1(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int)
             mean, lo, hi, n = mean_ci(group[metric].to_numpy(), resamples, confidence, seed)
             row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
         row["episodes"] = len(group)
+        # Proximity is undefined (NaN) for a run that starts at the optimum; count the defined ones.
+        row["proximity_episodes"] = int(group["proximity"].notna().sum())
         rows.append(row)
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     table["method"] = pd.Categorical(table["method"], methods, ordered=True)
@@ -101,6 +104,13 @@ def conflicts_chart(curves: pd.DataFrame, graphs: list[str], confidence: float) 
 
 def _index_html(study: str, episodes: pd.DataFrame, wide: pd.DataFrame, confidence: float) -> str:
     seeds = episodes.groupby(["method", "graph"])["seed"].nunique()
+    undefined = int(episodes["proximity"].isna().sum())
+    undefined_note = (
+        f" {undefined} episodes started at the optimum: their Proximity is undefined and left out"
+        " (table1.csv, column proximity_episodes)."
+        if undefined
+        else ""
+    )
     table_html = wide.to_html(escape=True, border=0, classes="table1")
     e = html.escape
     return f"""<!doctype html>
@@ -114,7 +124,7 @@ table.table1 {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }
 <h1>{e(study)}: LoopBench Table 1</h1>
 <p>{len(episodes)} episodes; {seeds.min()}&ndash;{seeds.max()} seeds per method and graph.
 Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
-Proximity and Stability as defined in LoopBench (BENCHMARKS.md &sect;1).</p>
+Proximity and Stability as defined in the LoopBench paper (section 3); see the README's Metrics section.{undefined_note}</p>
 {table_html}
 <p>Files: <a href="table1.csv">table1.csv</a> &middot; <a href="table1.md">table1.md</a> &middot;
 <a href="table1.tex">table1.tex</a> &middot; <a href="conflicts.html">interactive chart</a></p>

@@ -1,4 +1,4 @@
-"""LoopBench: soft colouring of a graph by one agent per node, synchronous rounds (BENCHMARKS.md §1)."""
+"""LoopBench: soft colouring of a graph by one agent per node, synchronous rounds."""
 
 from __future__ import annotations
 
@@ -66,12 +66,7 @@ class ColoringTask:
         self.steps = int(params["steps"])
         self.init = params["init"]
         self.window = params["metric_window"]
-        if "conf_best" in params:
-            self.conf_best = int(params["conf_best"])
-        elif graph == "cycle":
-            self.conf_best = cycle_conf_best(self.n, self.num_colors)
-        else:
-            self.conf_best = exact_conf_best(self.edges, self.n, self.num_colors)
+        self.conf_best = self._conf_best(params, graph == "cycle")
         # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
         src = np.concatenate([self.edges[:, 0], self.edges[:, 1]])
         dst = np.concatenate([self.edges[:, 1], self.edges[:, 0]])
@@ -80,6 +75,21 @@ class ColoringTask:
         self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.n))])
         self.trajectory = np.zeros((self.steps + 1, self.n), dtype=np.int64)
         self.t = 0
+
+    def _conf_best(self, params: dict[str, Any], cycle: bool) -> int:
+        """The optimum: exact where it can be computed, and a configured value checked against it."""
+        exact = None
+        if cycle:
+            exact = cycle_conf_best(self.n, self.num_colors)
+        elif self.num_colors**self.n <= BRUTE_FORCE_LIMIT:
+            exact = exact_conf_best(self.edges, self.n, self.num_colors)
+        given = params.get("conf_best")
+        if given is not None and exact is not None and given != exact:
+            raise ValueError(
+                f"task parameter conf_best = {given} is wrong: the optimum of this graph with "
+                f"{self.num_colors} colours is {exact} conflicting edges (leave conf_best out to use it)"
+            )
+        return exact if exact is not None else int(given)
 
     def reset(self, rng: np.random.Generator) -> None:
         if self.init == "same":
@@ -127,6 +137,11 @@ class ColoringTask:
         conflicts = np.count_nonzero(
             self.trajectory[:, self.edges[:, 0]] == self.trajectory[:, self.edges[:, 1]], axis=1
         )
+        if conflicts.min() < self.conf_best:
+            raise ValueError(
+                f"a state has {conflicts.min()} conflicting edges, fewer than conf_best = {self.conf_best}: "
+                "the task's conf_best is too high"
+            )
         window = scoring.metric_window(conflicts, self.steps, self.window)
         return {
             "proximity": scoring.proximity(window, int(conflicts[0]), self.conf_best),
