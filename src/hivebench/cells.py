@@ -25,7 +25,8 @@ EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 # Path patterns: the Snakemake rule uses them with wildcards, the code fills them in.
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
 CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
-METHOD_EXECUTION_KEYS = ("kind", "seeds_per_job")  # settings that never change a result
+# Method config keys that are not parameters: the kind (stored beside them) and job sizing (no effect on results).
+METHOD_NON_PARAMS = ("kind", "seeds_per_job")
 
 
 def _plain(value: Any) -> Any:
@@ -78,8 +79,9 @@ def check_cell(cell: Any) -> dict[str, Any]:
     missing = CELL_KEYS - set(cell)
     if missing:
         raise CellError(f"the cell lacks {', '.join(sorted(missing))} (see `hivebench cells --json`)")
-    if cell["task"].get("kind") not in TASKS or cell["method"].get("kind") not in METHODS:
-        raise CellError(f"unknown task or method kind in the cell: {cell['task'].get('kind')!r}, {cell['method'].get('kind')!r}")
+    kinds = [part.get("kind") if isinstance(part, dict) else None for part in (cell["task"], cell["method"])]
+    if kinds[0] not in TASKS or kinds[1] not in METHODS:
+        raise CellError(f"unknown task or method kind in the cell: {kinds[0]!r}, {kinds[1]!r}")
     if not isinstance(cell["seed"], int) or cell["seed"] < 0:
         raise CellError(f"seed must be a non-negative integer, got {cell['seed']!r}")
     return cell
@@ -124,7 +126,7 @@ def resolved_task(config: Config, name: str, graph: GraphSpec) -> dict[str, Any]
 def resolved_method(config: Config, name: str) -> dict[str, Any]:
     method = config["methods"][name]
     entry = METHODS[method["kind"]]
-    params = {k: v for k, v in method.items() if k not in METHOD_EXECUTION_KEYS}
+    params = {k: v for k, v in method.items() if k not in METHOD_NON_PARAMS}
     return {"name": name, "kind": method["kind"], "version": entry.version, "params": params}
 
 
@@ -152,11 +154,11 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
         for method_name in study["methods"]:
             method = resolved_method(config, method_name)
             per_job = config["methods"][method_name]["seeds_per_job"]
+            by_block: dict[int, list[int]] = {}
+            for seed in seeds:
+                by_block.setdefault(seed // per_job, []).append(seed)
             for population in populations:
                 shared = shared_part(study_name, task, method, population)
-                by_block: dict[int, list[int]] = {}
-                for seed in seeds:
-                    by_block.setdefault(seed // per_job, []).append(seed)
                 for index, members in sorted(by_block.items()):
                     blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
     return blocks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,12 @@ class ColoringViews:
 
 def exact_conf_best(edges: np.ndarray, n: int, colors: int) -> int:
     """The fewest conflicting edges over all colourings, by exhaustive search in chunks."""
+    return _exact_conf_best(tuple(map(tuple, edges.tolist())), n, colors)
+
+
+@cache  # a job block runs many seeds of one graph in one process: search once
+def _exact_conf_best(edge_list: tuple[tuple[int, int], ...], n: int, colors: int) -> int:
+    edges = np.asarray(edge_list, dtype=np.int64)
     total = colors**n
     if total > BRUTE_FORCE_LIMIT:
         raise ValueError(f"{colors}^{n} colourings are too many to search; give conf_best in the task config")
