@@ -104,6 +104,7 @@ def conflicts_chart(curves: pd.DataFrame, graphs: list[str], confidence: float) 
 
 def _index_html(study: str, episodes: pd.DataFrame, wide: pd.DataFrame, confidence: float) -> str:
     seeds = episodes.groupby(["method", "graph"])["seed"].nunique()
+    seed_text = str(seeds.min()) if seeds.min() == seeds.max() else f"{seeds.min()}&ndash;{seeds.max()}"
     undefined = int(episodes["proximity"].isna().sum())
     undefined_note = (
         f" {undefined} episodes started at the optimum: their Proximity is undefined and left out"
@@ -122,7 +123,7 @@ table.table1 {{ border-collapse: collapse; font-variant-numeric: tabular-nums; }
 .table1 th {{ background: #f4f4f4; }}
 </style></head><body>
 <h1>{e(study)}: LoopBench Table 1</h1>
-<p>{len(episodes)} episodes; {seeds.min()}&ndash;{seeds.max()} seeds per method and graph.
+<p>{len(episodes)} episodes; {seed_text} seeds per method and graph.
 Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
 Proximity and Stability as defined in the LoopBench paper (section 3); see the README's Metrics section.{undefined_note}</p>
 {table_html}
