@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hivebench.cells import BLOCK_SUMMARY, all_blocks, canonical_json
 from hivebench.config import ConfigError, validate
+from hivebench.report import LOOPBENCH_FILES
 
 DEFAULT_CONFIG = "config/config.yaml"
 
@@ -27,7 +28,7 @@ BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for 
 # The CLI of the interpreter running Snakemake: the same environment that imported hivebench above.
 HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"
 
-REPORT_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")
+REPORT_FILES = LOOPBENCH_FILES
 
 
 def block_spec(wildcards):

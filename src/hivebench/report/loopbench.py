@@ -9,6 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from hivebench.report import LOOPBENCH_FILES
 from hivebench.stats import mean_ci
 
 TABLE_COLUMNS = [
@@ -39,11 +40,11 @@ def table1(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int)
     for (method, graph), group in episodes.groupby(["method", "graph"], sort=False):
         row: dict[str, object] = {"method": method, "graph": graph}
         for metric in ("proximity", "stability"):
-            mean, lo, hi, n = mean_ci(group[metric].to_numpy(), resamples, confidence, seed)
+            mean, lo, hi, defined = mean_ci(group[metric].to_numpy(), resamples, confidence, seed)
             row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
+            if metric == "proximity":  # NaN for a run that starts at the optimum: count the defined ones
+                row["proximity_episodes"] = defined
         row["episodes"] = len(group)
-        # Proximity is undefined (NaN) for a run that starts at the optimum; count the defined ones.
-        row["proximity_episodes"] = int(group["proximity"].notna().sum())
         rows.append(row)
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
     table["method"] = pd.Categorical(table["method"], methods, ordered=True)
@@ -156,7 +157,4 @@ def render(
     chart.save(out / "conflicts.html", inline=True)
     chart.save(out / "conflicts.png", scale_factor=2)
     (out / "index.html").write_text(_index_html(study, episodes, wide, confidence))
-    return [out / name for name in REPORT_FILES]
-
-
-REPORT_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")
+    return [out / name for name in LOOPBENCH_FILES]

@@ -1,0 +1,3 @@
+"""Reports. This module stays import-light: the Snakefile reads the list of report files from it."""
+
+LOOPBENCH_FILES = ("table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png", "index.html")
