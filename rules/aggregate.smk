@@ -6,5 +6,7 @@ rule collect:
         study_block_summaries,
     output:
         "results/{study}/episodes.parquet",
+    params:
+        prices=method_prices,
     script:
         "../scripts/collect.py"

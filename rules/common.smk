@@ -7,6 +7,7 @@ from pathlib import Path
 
 from hivebench.cells import BLOCK_SUMMARY, all_blocks, canonical_json
 from hivebench.config import ConfigError, validate
+from hivebench.models.builtin import BUILTIN, folder
 from hivebench.report import LOOPBENCH_FILES
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -36,6 +37,22 @@ def block_spec(wildcards):
     (A function of the wildcards alone: Snakemake leaves params derived from output out of its
     rerun check.)"""
     return canonical_json(BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].spec())
+
+
+def block_models(wildcards):
+    """The converted builtin model folder a block's LLM method loads, if any (built by prepare_model)."""
+    method = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]
+    params = method["params"]
+    if method["kind"] == "llm" and params["backend"] == "transformers" and params["model"] in BUILTIN:
+        return [str(folder(params["model"]))]
+    return []
+
+
+def method_prices(wildcards):
+    """USD per million tokens for each of a study's methods whose model has a price."""
+    prices = CONFIG["prices"]
+    methods = {b.shared["method"]["name"]: b.shared["method"]["params"].get("model") for b in BLOCKS[wildcards.study]}
+    return canonical_json({name: prices[model] for name, model in methods.items() if model in prices})
 
 
 def study_block_summaries(wildcards):

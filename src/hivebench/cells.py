@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -25,6 +26,7 @@ EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 # Path patterns: the Snakemake rule uses them with wildcards, the code fills them in.
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
 CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
+CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
 # Method config keys that are not parameters: the kind (stored beside them) and job sizing (no effect on results).
 METHOD_NON_PARAMS = ("kind", "seeds_per_job")
 
@@ -105,6 +107,10 @@ def cell_path(cell: dict[str, Any]) -> str:
     return CELL_FILE.format(**path_fields(cell), seed=cell["seed"])
 
 
+def calls_path(cell: dict[str, Any]) -> str:
+    return CALLS_FILE.format(**path_fields(cell), seed=cell["seed"])
+
+
 def split_spec(spec: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
     """Split an episode job's spec into its shared part and its seeds."""
     shared = {k: v for k, v in spec.items() if k != "seeds"}
@@ -123,10 +129,23 @@ def resolved_task(config: Config, name: str, graph: GraphSpec) -> dict[str, Any]
     return {"name": name, "kind": task["kind"], "version": entry.version, "params": params}
 
 
-def resolved_method(config: Config, name: str) -> dict[str, Any]:
+def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
+    """Initial notes as they enter a cell: a file's text inline; another episode by its path (relative
+    to the working directory) and its content hash, so a changed source reruns the cell."""
+    if "file" in spec:
+        return {"text": (base / spec["file"]).read_text(encoding="utf-8")}
+    if "episode" in spec:
+        path = base / spec["episode"]
+        return {"episode": os.path.relpath(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    return spec
+
+
+def resolved_method(config: Config, name: str, base: Path) -> dict[str, Any]:
     method = config["methods"][name]
     entry = METHODS[method["kind"]]
     params = {k: v for k, v in method.items() if k not in METHOD_NON_PARAMS}
+    if "initial_notes" in params:
+        params["initial_notes"] = resolved_notes(params["initial_notes"], base)
     return {"name": name, "kind": method["kind"], "version": entry.version, "params": params}
 
 
@@ -145,17 +164,16 @@ def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], popula
 def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
     """Every job block of one study, in a stable order (tasks, then methods, then populations)."""
     study = config["studies"][study_name]
-    seeds = seed_list(study["seeds"])
     blocks = []
     for task_name in study["tasks"]:
         graph = resolve_graph(config["tasks"][task_name]["graph"], base)
         task = resolved_task(config, task_name, graph)
         populations = study["populations"] if graph.fixed_size is None else [graph.fixed_size]
         for method_name in study["methods"]:
-            method = resolved_method(config, method_name)
+            method = resolved_method(config, method_name, base)
             per_job = config["methods"][method_name]["seeds_per_job"]
             by_block: dict[int, list[int]] = {}
-            for seed in seeds:
+            for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
                 by_block.setdefault(seed // per_job, []).append(seed)
             for population in populations:
                 shared = shared_part(study_name, task, method, population)

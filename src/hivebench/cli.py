@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -73,7 +74,7 @@ def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError(args.config, [f"{kind}: no entry named {name!r} (defined: {', '.join(config[kind])})"])
     graph = resolve_graph(config["tasks"][args.task]["graph"], base)
     task = resolved_task(config, args.task, graph)
-    shared = shared_part(args.study, task, resolved_method(config, args.method), args.population)
+    shared = shared_part(args.study, task, resolved_method(config, args.method, base), args.population)
     return make_cell(shared, args.seed)
 
 
@@ -105,6 +106,27 @@ def cmd_episodes(args: argparse.Namespace) -> int:
         f"{len(spec['seeds']) - computed} already done ({seconds:.2f} s)",
         file=sys.stderr,
     )
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    from hivebench.estimate import estimate, table
+
+    config, blocks = _blocks(args)
+    rows = estimate([block for study_blocks in blocks.values() for block in study_blocks])
+    if not rows:
+        print(f"{args.config}: no LLM methods in the selected studies: no model calls")
+        return 0
+    print(table(rows, config["prices"]))
+    return 0
+
+
+def cmd_prepare_model(args: argparse.Namespace) -> int:
+    from hivebench.models.builtin import BUILTIN, folder, prepare
+
+    if args.name not in BUILTIN:
+        raise ConfigError("prepare-model", [f"{args.name!r} is not a builtin model ({', '.join(BUILTIN)})"])
+    print(prepare(args.name, Path(args.out) if args.out else folder(args.name)))
     return 0
 
 
@@ -158,6 +180,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", required=True, help="block summary Parquet to write (one row per cell)")
     p.set_defaults(func=cmd_episodes)
 
+    p = sub.add_parser("estimate", help="the model calls, tokens and cost a config's LLM cells would need")
+    with_config(p)
+    p.add_argument("--study", help="only this study")
+    p.set_defaults(func=cmd_estimate)
+
+    p = sub.add_parser("prepare-model", help="convert a builtin model (shipped in a PyPI package) to a folder")
+    p.add_argument("name", help="builtin model name, e.g. SmolLM2-135M-Instruct")
+    p.add_argument("--out", help="folder to write (default: models/<name>)")
+    p.set_defaults(func=cmd_prepare_model)
+
     p = sub.add_parser("report", help="render the LoopBench tables and charts from an episodes table")
     p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/<study>")
@@ -172,13 +204,17 @@ def main(argv: list[str] | None = None) -> int:
     from hivebench.cells import CellError
     from hivebench.tasks.graphs import GraphError
 
+    from hivebench.models import BackendError
+
     args = build_parser().parse_args(argv)
+    # Progress of long episodes (rounds, calls, tokens) goes to standard error: the job's log.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     try:
         return args.func(args)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
-    except (CellError, GraphError, FileNotFoundError, json.JSONDecodeError) as exc:
+    except (CellError, GraphError, BackendError, FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

@@ -10,13 +10,28 @@ import pyarrow.parquet as pq
 from hivebench.runtime import write_atomic
 
 
-def collect(block_summaries: list[str | Path], out: str | Path) -> pa.Table:
-    """Concatenate block summaries, in the order given (the study's order), into `out`."""
+def collect(
+    block_summaries: list[str | Path], out: str | Path, prices: dict[str, dict[str, float]] | None = None
+) -> pa.Table:
+    """Concatenate block summaries, in the order given (the study's order), into `out`.
+
+    `prices` (USD per million input/output tokens, by method name) adds a `cost_usd` column; it is
+    applied here, not stored in episodes, so a price change recomputes no episode."""
     if not block_summaries:
         raise ValueError("no block summaries to collect")
     table = pa.concat_tables([pq.read_table(path) for path in block_summaries], promote_options="default")
     duplicated = len(table) - len(set(table.column("cell_hash").to_pylist()))
     if duplicated:
         raise ValueError(f"{duplicated} cells appear in more than one block summary")
+    if prices and "input_tokens" in table.column_names:
+        table = table.append_column("cost_usd", pa.array(episode_costs(table, prices), pa.float64()))
     write_atomic(table, out)
     return table
+
+
+def episode_costs(table: pa.Table, prices: dict[str, dict[str, float]]) -> list[float | None]:
+    rows = zip(table.column("method").to_pylist(), table.column("input_tokens").to_pylist(), table.column("output_tokens").to_pylist())
+    return [
+        None if method not in prices or tokens_in is None else (tokens_in * prices[method]["input"] + tokens_out * prices[method]["output"]) / 1e6
+        for method, tokens_in, tokens_out in rows
+    ]  # fmt: skip

@@ -7,6 +7,7 @@ Used by the Snakefile at parse time and by `hivebench validate`, so it imports n
 from __future__ import annotations
 
 import copy
+import os
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -122,6 +123,9 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     f"{where}.methods[{i}]: unknown method {method!r} "
                     f"(defined: {', '.join(sorted(config['methods']))})"
                 )
+        for name in study.get("method_seeds", {}):
+            if name not in study["methods"]:
+                yield f"{where}.method_seeds.{name}: not one of this study's methods ({', '.join(study['methods'])})"
         populations = study.get("populations")
         for task_name in study["tasks"]:
             task = config["tasks"].get(task_name)
@@ -146,3 +150,31 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     f"tasks.{task_name}.conf_best: required for a graph of {graph.fixed_size} nodes "
                     f"and {task['colors']} colours (too large to compute exactly)"
                 )
+    used = {m for study in config["studies"].values() for m in study["methods"]}
+    for name in sorted(used & set(config["methods"])):
+        if config["methods"][name]["kind"] == "llm":
+            yield from _llm_problems(f"methods.{name}", config["methods"][name], base)
+
+
+def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[str]:
+    """What would make an LLM method fail mid-run, found before any job starts."""
+    from hivebench.models.builtin import BUILTIN, package_dir
+
+    if method["backend"] == "openai":
+        env = method["api_key_env"]
+        if env is not None and not os.environ.get(env):
+            yield f"{where}.api_key_env: the environment variable {env} is not set (the API key is read from it)"
+    elif method["model"] in BUILTIN:
+        try:
+            package_dir(BUILTIN[method["model"]])
+        except FileNotFoundError as exc:
+            yield f"{where}.model: {exc}"
+    elif not (Path(method["model"]) / "config.json").is_file():
+        yield (
+            f"{where}.model: {method['model']!r} is neither a builtin model ({', '.join(BUILTIN)}) "
+            "nor a transformers model folder (no config.json there)"
+        )
+    notes = method.get("initial_notes", {})
+    for key in ("file", "episode"):
+        if key in notes and not (base / notes[key]).is_file():
+            yield f"{where}.initial_notes.{key}: no such file: {base / notes[key]}"

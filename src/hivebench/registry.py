@@ -33,4 +33,5 @@ METHODS: dict[str, Entry] = {
     "soft_fp": Entry("hivebench.methods.classical:SoftColorerFP", version=1),
     "soft_cfp": Entry("hivebench.methods.classical:SoftColorerCFP", version=1),
     "greedy": Entry("hivebench.methods.classical:GreedyColorer", version=1),
+    "llm": Entry("hivebench.methods.llm_coloring:LLMColorer", version=1),
 }

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hivebench import __version__
-from hivebench.cells import canonical_json, cell_path, digest, make_cell, path_fields, split_spec
+from hivebench.cells import calls_path, canonical_json, cell_path, digest, make_cell, path_fields, split_spec
 from hivebench.registry import METHODS, TASKS
 from hivebench.seeding import stream
 
@@ -34,7 +34,9 @@ def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
     """Play one cell to the end; return its per-agent-per-step table and its summary."""
     task = TASKS[cell["task"]["kind"]].load()(cell["task"]["params"], cell["population"])
     task.reset(stream(cell["seed"], "init"))
-    method = METHODS[cell["method"]["kind"]].load()(cell["method"]["params"], stream(cell["seed"], "policy"))
+    method_class = METHODS[cell["method"]["kind"]].load()
+    extra = {"cache_path": calls_path(cell)} if getattr(method_class, "uses_models", False) else {}
+    method = method_class(cell["method"]["params"], stream(cell["seed"], "policy"), **extra)
     while not task.done:
         task.step(method.decide(task.views()))
 
@@ -49,9 +51,11 @@ def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
             "color": colors.ravel().astype(np.int16),
             "conflicts": task.agent_conflicts().ravel().astype(np.int16),
             "changed": changed.ravel(),
+            **(method.columns() if hasattr(method, "columns") else {}),
         }
     )
-    return table, {"graph": graph_label(cell), **task.metrics()}
+    usage = method.summary() if hasattr(method, "summary") else {}
+    return table, {"graph": graph_label(cell), **task.metrics(), **usage}
 
 
 def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:

@@ -21,6 +21,7 @@ class ColoringViews:
     """
 
     step: int
+    horizon: int  # T, the number of rounds in the episode
     num_colors: int
     colors: np.ndarray  # (n,) each agent's current colour
     neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
@@ -119,6 +120,7 @@ class ColoringTask:
         past.flags.writeable = False
         return ColoringViews(
             step=self.t,
+            horizon=self.steps,
             num_colors=self.num_colors,
             colors=past[self.t],
             neighbor_counts=self.neighbor_counts(past[self.t]),

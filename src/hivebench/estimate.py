@@ -1,0 +1,109 @@
+"""`hivebench estimate`: the model calls and tokens a study's LLM cells need, before running them.
+
+Prompts are rendered for real, round by round, on a trajectory where no agent moves and every agent
+carries notes of the full allowed length, so input tokens are what the prompts would hold at most
+for that history setting. Tokens are counted with the model's own tokenizer when it is a local folder
+that exists, else as characters / 4 (marked "~"). Output tokens are given as the cap (max_tokens).
+Repairs are not included: each costs at most one more call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hivebench.cells import Block
+from hivebench.methods.llm_coloring import SYSTEM, user_prompt
+from hivebench.models.open import local_path
+from hivebench.registry import TASKS
+from hivebench.seeding import stream
+
+FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one round. "
+
+
+@dataclass
+class Estimate:
+    method: str
+    model: str
+    population: int
+    cells: int
+    calls: int
+    input_tokens: int
+    output_tokens_max: int
+    approximate: bool
+
+    def cost(self, prices: dict[str, dict[str, float]]) -> float | None:
+        price = prices.get(self.model)
+        if price is None:
+            return None
+        return (self.input_tokens * price["input"] + self.output_tokens_max * price["output"]) / 1e6
+
+
+def token_counter(params: dict[str, Any]) -> tuple[Callable[[list[dict[str, str]]], int], bool]:
+    """A function counting a chat's prompt tokens, and whether it is only approximate."""
+    folder = local_path(params["model"]) if params["backend"] == "transformers" else None
+    if folder is not None and (folder / "tokenizer_config.json").is_file():
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        def count(messages: list[dict[str, str]]) -> int:  # as the local backend tokenizes a prompt
+            text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+        return count, False
+    return lambda messages: sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages), True
+
+
+def prompt_tokens_per_episode(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> int:
+    """Input tokens of one episode: every agent's prompt at every round, nobody moving."""
+    params, n = shared["method"]["params"], shared["population"]
+    task = TASKS[shared["task"]["kind"]].load()(shared["task"]["params"], n)
+    task.reset(stream(0, "init"))
+    window = None if params["history"] == "full" else int(params["history"])
+    notes = (FILLER * (1 + params["notes_chars"] // len(FILLER)))[: params["notes_chars"]]
+    total = 0
+    while not task.done:
+        views = task.views()
+        for v in range(n):
+            system = SYSTEM.format(agent=v, n=n, c=views.num_colors, top=views.num_colors - 1)
+            user = user_prompt(views, v, notes, window, params["notes_chars"])
+            total += count([{"role": "system", "content": system}, {"role": "user", "content": user}])
+        task.step(views.colors)
+    return total
+
+
+def estimate(blocks: list[Block]) -> list[Estimate]:
+    """One row per (LLM method, population) of the given blocks."""
+    per_cell: dict[tuple[str, int], tuple[str, int, int, int, bool]] = {}
+    cells: Counter[tuple[str, int]] = Counter()
+    counters: dict[str, tuple[Callable[[list[dict[str, str]]], int], bool]] = {}
+    for block in blocks:
+        method, n = block.shared["method"], block.shared["population"]
+        if method["kind"] != "llm":
+            continue
+        key = (method["name"], n)
+        cells[key] += len(block.seeds)
+        if key not in per_cell:
+            params = method["params"]
+            count, approximate = counters.setdefault(method["name"], token_counter(params))
+            calls = n * block.shared["task"]["params"]["steps"]
+            tokens = prompt_tokens_per_episode(block.shared, count)
+            per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate)
+    return [
+        Estimate(name, model, n, cells[(name, n)], calls * cells[(name, n)], tokens * cells[(name, n)],
+                 output * cells[(name, n)], approximate)
+        for (name, n), (model, calls, tokens, output, approximate) in per_cell.items()
+    ]  # fmt: skip
+
+
+def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
+    lines = ["method\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)"]
+    for r in rows:
+        mark = "~" if r.approximate else ""
+        cost = r.cost(prices)
+        lines.append(
+            f"{r.method}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
+            f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}"
+        )
+    return "\n".join(lines)

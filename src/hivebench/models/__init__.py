@@ -1,0 +1,82 @@
+"""One chat interface for every model backend.
+
+A backend takes a batch of requests and returns a batch of results in the same order. Each request
+carries its messages, the JSON Schema its reply must satisfy, its sampling parameters and a sample
+index (which draw of the model's distribution this is; hivebench derives it from the cell's seed), so
+the request alone determines the reply and can key a response cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Protocol
+
+from hivebench.cells import digest
+
+Message = dict[str, str]  # {"role": ..., "content": ...}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 128
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    messages: tuple[Message, ...]
+    schema: dict[str, Any]
+    sampling: Sampling
+    sample: int  # the sample index: distinct draws of the same prompt differ only here
+
+    def key(self, backend: str, model: str) -> str:
+        """The content address of this request's reply for one backend and model."""
+        return digest(
+            {
+                "backend": backend,
+                "model": model,
+                "messages": list(self.messages),
+                "schema": self.schema,
+                "sampling": asdict(self.sampling),
+                "sample": self.sample,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    mode: str = "json_schema"  # how the schema was enforced: json_schema, json_object, constrained
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "usage": asdict(self.usage), "mode": self.mode}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ChatResult:
+        return cls(text=data["text"], usage=Usage(**data["usage"]), mode=data["mode"])
+
+
+class BackendError(RuntimeError):
+    """A call that failed for good (retries spent, or an error retrying cannot mend)."""
+
+
+OnResult = Callable[[int, ChatResult], None]
+
+
+class Backend(Protocol):
+    name: str  # part of the cache key: "openai" or "transformers"
+    model: str
+
+    def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
+        """Answer every request; call `on_result(index, result)` as each one finishes."""
+        ...

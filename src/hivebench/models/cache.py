@@ -1,0 +1,48 @@
+"""A content-addressed response cache: one append-only JSON Lines file per cell.
+
+One file per cell keeps concurrent Snakemake jobs (and cluster nodes sharing a filesystem) from ever
+writing the same file. Each finished call is appended and flushed at once, so a killed episode keeps
+every reply it had paid for; a torn last line (killed mid-write) is ignored on reading.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hivebench.models import ChatResult
+
+
+class ResponseCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.entries: dict[str, ChatResult] = {}
+        self.hits = 0
+        # After a torn last line, the next record must start on a line of its own.
+        self._torn = self.path.exists() and self.path.stat().st_size > 0 and not self.path.read_bytes().endswith(b"\n")
+        if self.path.exists():
+            with self.path.open(encoding="utf-8") as lines:
+                for line in lines:
+                    try:
+                        record = json.loads(line)
+                        self.entries[record["key"]] = ChatResult.from_json(record["result"])
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        continue  # a line torn by a kill mid-write
+
+    def get(self, key: str) -> ChatResult | None:
+        result = self.entries.get(key)
+        if result is not None:
+            self.hits += 1
+        return result
+
+    def put(self, key: str, result: ChatResult) -> None:
+        self.entries[key] = result
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"key": key, "result": result.to_json()}, ensure_ascii=False) + "\n"
+        if self._torn:
+            line, self._torn = "\n" + line, False
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(line)
+            out.flush()
+            os.fsync(out.fileno())

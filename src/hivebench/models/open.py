@@ -1,0 +1,44 @@
+"""A method's model settings turned into a backend, one per process and settings."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from hivebench.models import Backend
+from hivebench.models.builtin import BUILTIN, folder
+
+# The method parameters that choose and reach a model (the rest shape prompts and sampling).
+BACKEND_KEYS = ("backend", "model", "base_url", "api_key_env", "threads", "dtype", "concurrency", "timeout_s", "max_retries", "retry_total_s")
+
+
+def local_path(model: str) -> Path:
+    """A builtin model's converted folder, or the model given as a folder path."""
+    return folder(model) if model in BUILTIN else Path(model)
+
+
+def backend_for(params: dict[str, Any]) -> Backend:
+    return _open(json.dumps({k: params.get(k) for k in BACKEND_KEYS}, sort_keys=True))
+
+
+@cache  # a job block runs many seeds: load a local model once
+def _open(settings_json: str) -> Backend:
+    settings = json.loads(settings_json)
+    if settings["backend"] == "transformers":
+        from hivebench.models.local import TransformersBackend
+
+        return TransformersBackend(
+            settings["model"], str(local_path(settings["model"])), settings["threads"], settings["dtype"]
+        )
+    from hivebench.models.remote import OpenAIBackend, RetryPolicy
+
+    return OpenAIBackend(
+        settings["model"],
+        settings["base_url"],
+        settings["api_key_env"],
+        concurrency=settings["concurrency"],
+        timeout_s=settings["timeout_s"],
+        retry=RetryPolicy(max_retries=settings["max_retries"], total_s=settings["retry_total_s"]),
+    )

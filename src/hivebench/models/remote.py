@@ -1,0 +1,151 @@
+"""Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, SGLang) through the official `openai` client.
+
+All requests of a batch are in flight at once under a concurrency limit. Transient failures (429, 5xx,
+timeouts, dropped connections) are retried with exponential backoff and full jitter, bounded by a
+retry count and a total time per request. Structured outputs are asked for as a JSON Schema response
+format; a server that refuses that is asked for JSON mode instead (the reply is validated either way).
+The API key is read from the environment variable the config names and is never stored anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Usage
+
+RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+NO_KEY = "unused"  # servers started without --api-key accept any key; the client insists on one
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 6
+    total_s: float = 300.0  # give up once this much time has passed since the first attempt
+    base_s: float = 0.5
+    cap_s: float = 30.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.cap_s, self.base_s * 2**attempt))  # "full jitter"
+
+
+def refuses_schema(exc: Exception) -> bool:
+    """A 400 that says the server does not do JSON Schema response formats."""
+    text = str(exc).lower()
+    return "response_format" in text or "json_schema" in text or "structured" in text
+
+
+class OpenAIBackend:
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None,
+        api_key_env: str | None,
+        concurrency: int = 16,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy = RetryPolicy(),
+    ):
+        self.model = model
+        self.base_url = base_url
+        self.api_key_env = api_key_env
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.retry = retry
+        self.mode = "json_schema"  # becomes json_object for the rest of the run if the server refuses
+
+    def _api_key(self) -> str:
+        if self.api_key_env is None:
+            return NO_KEY
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise BackendError(f"the environment variable {self.api_key_env} (the method's api_key_env) is not set")
+        return key
+
+    def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
+        return asyncio.run(self._complete_all(requests, on_result))
+
+    async def _complete_all(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(base_url=self.base_url, api_key=self._api_key(), max_retries=0, timeout=self.timeout_s)
+        limit = asyncio.Semaphore(self.concurrency)
+
+        async def one(index: int, request: ChatRequest) -> ChatResult:
+            async with limit:
+                result = await self._call(client, request)
+            on_result(index, result)
+            return result
+
+        try:
+            # Let every call finish (and reach the cache) before reporting a failure.
+            outcomes = await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)), return_exceptions=True)
+        finally:
+            await client.close()
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+        return list(outcomes)  # type: ignore[arg-type]  # no exceptions left
+
+    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+        if self.mode == "json_schema":
+            response_format = {
+                "type": "json_schema",
+                "json_schema": {"name": "decision", "schema": request.schema, "strict": True},
+            }
+        else:
+            response_format = {"type": "json_object"}
+        return {
+            "model": self.model,
+            "messages": list(request.messages),
+            "temperature": request.sampling.temperature,
+            "top_p": request.sampling.top_p,
+            "max_tokens": request.sampling.max_tokens,
+            "seed": request.sample,
+            "response_format": response_format,
+        }
+
+    async def _call(self, client: Any, request: ChatRequest) -> ChatResult:
+        import openai
+
+        rng = random.Random(request.sample)  # backoff jitter, reproducible per request
+        started = time.perf_counter()
+        retries = 0
+        while True:
+            mode = self.mode
+            try:
+                response = await client.chat.completions.create(**self._arguments(request))
+                break
+            except openai.BadRequestError as exc:
+                if mode == "json_schema" and refuses_schema(exc):
+                    self.mode = "json_object"
+                    continue
+                raise BackendError(f"{self.base_url}: request refused: {exc}") from exc
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                if status is not None and status not in RETRY_STATUS:
+                    raise BackendError(f"{self.base_url}: {exc}") from exc
+                elapsed = time.perf_counter() - started
+                if retries >= self.retry.max_retries or elapsed >= self.retry.total_s:
+                    raise BackendError(
+                        f"{self.base_url}: gave up after {retries} retries in {elapsed:.1f} s: {exc}"
+                    ) from exc
+                await asyncio.sleep(self.retry.delay(retries, rng))
+                retries += 1
+        latency = time.perf_counter() - started
+        usage = response.usage
+        return ChatResult(
+            text=response.choices[0].message.content or "",
+            usage=Usage(
+                input_tokens=usage.prompt_tokens if usage else 0,
+                output_tokens=usage.completion_tokens if usage else 0,
+                latency_s=round(latency, 6),
+                retries=retries,
+            ),
+            mode=mode,
+        )

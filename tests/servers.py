@@ -1,0 +1,162 @@
+"""A real OpenAI-compatible server (vLLM's CPU build) and a fault-injecting proxy in front of it.
+
+vLLM lives in its own virtual environment (it pins its own transformers): `.venv-vllm`, made by
+`make vllm` (which .ci/run calls), or the interpreter named by HIVEBENCH_VLLM_PYTHON.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Callable
+
+REPO = Path(__file__).resolve().parents[1]
+VLLM_PYTHON = Path(os.environ.get("HIVEBENCH_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"vLLM exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"vLLM did not answer {url} within {timeout_s} s:\n{log.read_text()[-3000:]}")
+
+
+def start_vllm(model: Path, served_name: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """Start `vllm.entrypoints.openai.api_server` on a free loopback port; return it and its /v1 URL."""
+    port = free_port()
+    command = [
+        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model), "--served-model-name", served_name,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--dtype", "float32", "--max-model-len", "4096", "--enforce-eager",
+        # guidance: strict JSON Schema decoding that also holds for a random-weight model
+        "--structured-outputs-config", '{"backend":"guidance","disable_any_whitespace":true}',
+    ]  # fmt: skip
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/v1/models", process, log, timeout_s=300)
+    except BaseException:
+        process.kill()
+        raise
+    return process, f"http://127.0.0.1:{port}"
+
+
+Fault = Callable[[int, bytes], "str | None"]  # (request number from 1, body) -> a fault name or None
+
+
+class FaultProxy:
+    """Forwards HTTP requests to `upstream`, except the ones `fault` picks, which get a 429, a 500, a
+    400 naming json_schema, a hang past the client's timeout, or a dropped connection. Counts what it
+    forwarded and the most requests in flight at once. `stop()` closes it like a killed server."""
+
+    def __init__(
+        self, upstream: str, fault: Fault | None = None, port: int = 0, hang_s: float = 4.0, die_after: int | None = None
+    ):
+        self.upstream = upstream.removeprefix("http://")
+        self.fault = fault or (lambda number, body: None)
+        self.hang_s = hang_s
+        self.die_after = die_after  # forwarded calls after which it behaves as a killed server
+        self.dead = False
+        self.received = 0
+        self.forwarded = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                proxy.handle(self, b"")
+
+            def do_POST(self) -> None:
+                proxy.handle(self, self.rfile.read(int(self.headers.get("Content-Length", 0))))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def handle(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        with self.lock:
+            self.received += 1
+            number = self.received
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            fault = self.fault(number, body) if handler.command == "POST" else None
+            if self.dead:  # also on connections the client keeps alive from before
+                handler.connection.shutdown(socket.SHUT_RDWR)
+                handler.close_connection = True
+            elif fault in ("429", "500"):
+                self.reply(handler, int(fault), b'{"error": {"message": "injected fault"}}')
+            elif fault == "400-json-schema":
+                self.reply(handler, 400, b'{"error": {"message": "response_format json_schema is not supported"}}')
+            elif fault == "hang":
+                time.sleep(self.hang_s)
+                handler.close_connection = True
+            elif fault == "drop":
+                handler.connection.shutdown(socket.SHUT_RDWR)
+                handler.close_connection = True
+            else:
+                self.forward(handler, body)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
+        connection = http.client.HTTPConnection(self.upstream, timeout=120)
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in ("host", "connection")}
+        connection.request(handler.command, handler.path, body=body or None, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        with self.lock:
+            self.forwarded += handler.command == "POST"
+            dies = self.die_after is not None and self.forwarded >= self.die_after
+        self.reply(handler, response.status, data, response.getheader("Content-Type", "application/json"))
+        if dies:
+            self.stop()
+
+    @staticmethod
+    def reply(handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str = "application/json") -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def stop(self) -> None:
+        self.dead = True
+        threading.Thread(target=self.server.shutdown).start()  # may be called from a handler thread
+        self.server.socket.close()

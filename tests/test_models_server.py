@@ -1,0 +1,138 @@
+"""The OpenAI-compatible backend against a real vLLM server (CPU build) serving the tiny model,
+directly and through a proxy that injects faults or dies mid-episode."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from servers import FaultProxy
+
+from hivebench.cells import calls_path, cell_path, study_blocks
+from hivebench.config import validate
+from hivebench.methods.llm_coloring import decision_schema
+from hivebench.models import BackendError, ChatRequest, Sampling
+from hivebench.models.decide import FALLBACK, check
+from hivebench.models.remote import OpenAIBackend, RetryPolicy
+from hivebench.runtime import write_episode
+
+SCHEMA = decision_schema(colors=2, notes_chars=40)
+
+
+def requests(n: int) -> list[ChatRequest]:
+    return [
+        ChatRequest(
+            ({"role": "user", "content": f"Agent {v}: your colour 0, neighbours 0 and 0. Reply in JSON."},),
+            SCHEMA,
+            Sampling(temperature=1.0, top_p=1.0, max_tokens=96),
+            7 + v,
+        )
+        for v in range(n)
+    ]
+
+
+def server_cell(base_url: str, steps: int = 3, n: int = 3, **method: Any) -> dict[str, Any]:
+    config = validate(
+        {
+            "tasks": {"cycle": {"kind": "coloring", "steps": steps}},
+            "methods": {
+                "tiny": {
+                    "kind": "llm", "backend": "openai", "model": "tiny", "base_url": base_url,
+                    "notes_chars": 40, "max_tokens": 96, "history": "full",
+                    "timeout_s": 2, "max_retries": 4, "retry_total_s": 60, **method,
+                }
+            },
+            "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [n], "seeds": 1}},
+        },
+        "test",
+    )  # fmt: skip
+    return next(study_blocks(config, "s", Path("."))[0].cells())
+
+
+def test_structured_outputs_end_to_end_all_in_flight_under_the_limit(vllm_server: str) -> None:
+    proxy = FaultProxy(vllm_server)
+    try:
+        backend = OpenAIBackend("tiny", proxy.url, None, concurrency=4)
+        finished: list[int] = []
+        results = backend.complete(requests(11), lambda i, r: finished.append(i))
+    finally:
+        proxy.stop()
+    assert sorted(finished) == list(range(11)) and proxy.forwarded == 11
+    assert 1 < proxy.max_in_flight <= 4
+    for result in results:
+        assert check(result.text, SCHEMA)[1] is None, result.text
+        assert result.mode == "json_schema" and result.usage.retries == 0
+        assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
+    # A request's seed is its sample index: the same request gives the same reply.
+    again = OpenAIBackend("tiny", vllm_server + "/v1", None).complete(requests(2), lambda i, r: None)
+    assert [r.text for r in again] == [r.text for r in results[:2]]
+
+
+def test_episode_completes_through_429_500_hang_and_drop_with_retries_counted(
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    faults = {1: "429", 2: "500", 4: "hang", 6: "drop"}
+    proxy = FaultProxy(vllm_server, lambda number, body: faults.get(number), hang_s=3)
+    try:
+        cell = server_cell(proxy.url, steps=3, n=3)
+        summary = write_episode(cell, cell_path(cell))
+    finally:
+        proxy.stop()
+    assert summary["llm_calls"] == 9 and summary["valid"] == 9
+    assert summary["retries"] == len(faults) and proxy.forwarded == 9
+    table = pq.read_table(cell_path(cell)).to_pydict()
+    assert sum(r for r in table["retries"] if r is not None) == len(faults)
+    assert all(isinstance(notes, str) for notes in table["notes"])
+
+
+def test_killed_server_rerun_resumes_from_the_cache_with_no_repeated_call(
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    proxy = FaultProxy(vllm_server, die_after=5)
+    cell = server_cell(proxy.url, steps=4, n=3, max_retries=2)  # 12 calls; the server dies after 5
+    with pytest.raises(BackendError):
+        write_episode(cell, cell_path(cell))
+    assert not Path(cell_path(cell)).exists()
+    cached = len(Path(calls_path(cell)).read_text().splitlines())
+    assert 5 <= cached == proxy.forwarded < 12  # every answer the server gave before dying is kept
+
+    revived = FaultProxy(vllm_server, port=proxy.port)  # the same address, so the same cell
+    try:
+        first = write_episode(cell, cell_path(cell))
+        assert revived.forwarded == 12 - cached and first["llm_calls"] == 12
+        done = Path(cell_path(cell)).read_bytes()
+        Path(cell_path(cell)).unlink()
+        assert write_episode(cell, cell_path(cell)) == first
+    finally:
+        revived.stop()
+    assert revived.forwarded == 12 - cached, "a finished episode replays from its cache without calls"
+    assert Path(cell_path(cell)).read_bytes() == done
+
+
+def test_server_refusing_json_schema_gets_json_mode_then_repair_then_fallback(
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    def refuse_schema(number: int, body: bytes) -> str | None:
+        return "400-json-schema" if json.loads(body)["response_format"]["type"] == "json_schema" else None
+
+    proxy = FaultProxy(vllm_server, refuse_schema)
+    try:
+        cell = server_cell(proxy.url, steps=2, n=3, max_tokens=32)
+        summary = write_episode(cell, cell_path(cell))
+    finally:
+        proxy.stop()
+    # A random model in plain JSON mode never closes its string within 32 tokens: every decision
+    # fails, gets one repair request, fails again, and falls back to keeping the current colour.
+    assert summary["fallback"] == 6 and summary["llm_calls"] == 12
+    table = pq.read_table(cell_path(cell)).to_pydict()
+    assert set(table["decision"][3:]) == {FALLBACK}
+    assert table["color"] == [0] * 9  # everyone kept colour 0 (init "same")
+    modes = {json.loads(line)["result"]["mode"] for line in Path(calls_path(cell)).read_text().splitlines()}
+    assert modes == {"json_object"}
