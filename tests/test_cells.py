@@ -80,7 +80,7 @@ def test_what_the_snakefile_imports_stays_light():
     import sys
 
     code = (
-        "import sys, hivebench.cells, hivebench.config, hivebench.report; "
+        "import sys, hivebench.cells, hivebench.config, hivebench.report, hivebench.models.builtin; "
         "print(','.join(m for m in ('numpy', 'pandas', 'pyarrow', 'scipy', 'torch', 'openai', 'transformers') "
         "if m in sys.modules))"
     )

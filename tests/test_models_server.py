@@ -72,16 +72,20 @@ def test_structured_outputs_end_to_end_all_in_flight_under_the_limit(vllm_server
 
 
 def test_episode_completes_through_429_500_hang_and_drop_with_retries_counted(
-    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    secret = "sk-hivebench-test-0123456789abcdef"
+    monkeypatch.setenv("HIVEBENCH_TEST_KEY", secret)  # vLLM started without --api-key accepts any
     faults = {1: "429", 2: "500", 4: "hang", 6: "drop"}
     proxy = FaultProxy(vllm_server, lambda number, body: faults.get(number), hang_s=3)
     try:
-        cell = server_cell(proxy.url, steps=3, n=3)
+        cell = server_cell(proxy.url, steps=3, n=3, api_key_env="HIVEBENCH_TEST_KEY")
         summary = write_episode(cell, cell_path(cell))
     finally:
         proxy.stop()
+    written = b"".join(path.read_bytes() for path in tmp_path.rglob("*") if path.is_file())
+    assert secret.encode() not in written and secret not in caplog.text
     assert summary["llm_calls"] == 9 and summary["valid"] == 9
     assert summary["retries"] == len(faults) and proxy.forwarded == 9
     table = pq.read_table(cell_path(cell)).to_pydict()

@@ -209,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Progress of long episodes (rounds, calls, tokens) goes to standard error: the job's log.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per HTTP request otherwise
     try:
         return args.func(args)
     except ConfigError as exc:

@@ -1,8 +1,8 @@
 """`hivebench estimate`: the model calls and tokens a study's LLM cells need, before running them.
 
 Prompts are rendered for real, round by round, on a trajectory where no agent moves and every agent
-carries notes of the full allowed length, so input tokens are what the prompts would hold at most
-for that history setting. Tokens are counted with the model's own tokenizer when it is a local folder
+carries plain-English notes of the full allowed length: the input tokens of a run whose agents use
+their whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are counted with the model's own tokenizer when it is a local folder
 that exists, else as characters / 4 (marked "~"). Output tokens are given as the cap (max_tokens).
 Repairs are not included: each costs at most one more call.
 """

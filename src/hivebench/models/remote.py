@@ -73,7 +73,8 @@ class OpenAIBackend:
     async def _complete_all(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
         from openai import AsyncOpenAI
 
-        client = AsyncOpenAI(base_url=self.base_url, api_key=self._api_key(), max_retries=0, timeout=self.timeout_s)
+        key = self._api_key()
+        client = AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout_s)
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(index: int, request: ChatRequest) -> ChatResult:
@@ -88,6 +89,8 @@ class OpenAIBackend:
         finally:
             await client.close()
         for outcome in outcomes:
+            if isinstance(outcome, BackendError) and key != NO_KEY and key in str(outcome):
+                raise BackendError(str(outcome).replace(key, "<api key>"))  # a server may echo the key
             if isinstance(outcome, BaseException):
                 raise outcome
         return list(outcomes)  # type: ignore[arg-type]  # no exceptions left

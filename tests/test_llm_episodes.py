@@ -1,0 +1,169 @@
+"""LoopBench LLM episodes with the tiny local model: notes fed forward and recorded, the response
+cache (replay, resume after a kill), repair and fallback, initial notes, estimates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from hivebench.cells import calls_path, cell_path, study_blocks
+from hivebench.config import validate
+from hivebench.estimate import estimate
+from hivebench.methods.llm_coloring import decision_schema, user_prompt
+from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
+from hivebench.models.cache import ResponseCache
+from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider
+from hivebench.runtime import write_episode
+from hivebench.seeding import stream
+from hivebench.tasks.coloring import ColoringTask
+
+
+def llm_config(model: Path, steps: int = 4, populations: tuple[int, ...] = (3,), **method: Any) -> dict[str, Any]:
+    return validate(
+        {
+            "tasks": {"cycle": {"kind": "coloring", "steps": steps}},
+            "methods": {
+                "tiny": {"kind": "llm", "backend": "transformers", "model": str(model), "notes_chars": 30, "max_tokens": 64, **method}
+            },
+            "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": list(populations), "seeds": 2}},
+        },
+        "test",
+    )  # fmt: skip
+
+
+def first_cell(config: dict[str, Any], base: Path = Path(".")) -> dict[str, Any]:
+    return next(study_blocks(config, "s", base)[0].cells())
+
+
+@pytest.fixture
+def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp):
+    cell = first_cell(llm_config(tiny_model, steps=4))
+    summary = write_episode(cell, cell_path(cell))
+    table = pq.read_table(cell_path(cell)).to_pydict()
+    assert len(table["notes"]) == 5 * 3 and table["notes"][:3] == ["", "", ""]
+    assert table["decision"][:3] == [None] * 3 and set(table["decision"][3:]) == {VALID}
+    assert summary["llm_calls"] == 12 and summary["valid"] == 12
+    assert summary["input_tokens"] == sum(t for t in table["input_tokens"] if t is not None)
+    # Each agent's notes after step t appear in its prompt for round t + 1.
+    calls = [json.loads(line) for line in Path(calls_path(cell)).read_text().splitlines()]
+    replies = {json.loads(c["result"]["text"])["notes"] for c in calls}
+    assert set(table["notes"][3:]) <= replies
+
+
+def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
+    task = ColoringTask({"graph": "cycle", "colors": 2, "steps": 6, "init": "same", "metric_window": "from_initial"}, 5)
+    task.reset(stream(0, "init"))
+    for colors in ([1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0]):
+        task.step(colors)
+    views = task.views()
+    full = user_prompt(views, 1, "[NEW] hold after a flip", None, 50)
+    assert "Round 4 of 6." in full and "Your colour now: 1." in full
+    assert "agent 0: 0, agent 2: 0" in full
+    assert "round 0: you 0; neighbours 0, 0" in full and "round 2: you 1; neighbours 1, 0" in full
+    assert "[NEW] hold after a flip" in full
+    last = user_prompt(views, 1, "", 1, 50)
+    assert "round 0:" not in last and "round 2: you 1" in last and "the last 1 rounds" in last
+
+
+def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
+    cell = first_cell(llm_config(tiny_model))
+    write_episode(cell, cell_path(cell))
+    original = Path(cell_path(cell)).read_bytes()
+    Path(cell_path(cell)).unlink()
+
+    def no_model(*args):
+        raise AssertionError("a replay must not reach the model")
+
+    monkeypatch.setattr("hivebench.models.local.load_model", no_model)
+    write_episode(cell, cell_path(cell))
+    assert Path(cell_path(cell)).read_bytes() == original
+
+
+def test_a_killed_episode_resumes_without_repeating_finished_calls(tiny_model, in_tmp, monkeypatch):
+    cell = first_cell(llm_config(tiny_model, steps=4))
+    write_episode(cell, cell_path(cell))
+    done = pq.read_table(cell_path(cell)).drop(["latency_s"])
+    lines = Path(calls_path(cell)).read_text().splitlines(keepends=True)
+    # As if killed in round 3, mid-write: two rounds kept, and a torn line.
+    Path(cell_path(cell)).unlink()
+    Path(calls_path(cell)).write_text("".join(lines[:6]) + lines[6][:25])
+    assert len(ResponseCache(calls_path(cell)).entries) == 6
+    complete, made = Decider.complete, []
+
+    def counting(self, requests):
+        results = complete(self, requests)
+        made.append(self.calls_made)
+        return results
+
+    monkeypatch.setattr(Decider, "complete", counting)
+    write_episode(cell, cell_path(cell))
+    assert made[-1] == 6, "only the 6 unfinished calls are made again"
+    # Same replies as the uninterrupted run (each reply depends only on its request): same episode,
+    # apart from the wall-clock latencies of the calls made again.
+    assert pq.read_table(cell_path(cell)).drop(["latency_s"]).equals(done)
+    assert len(ResponseCache(calls_path(cell)).entries) == 12  # the torn line skipped, the file readable
+
+
+class Scripted:
+    """A stand-in backend for the repair logic only: replies from a list, in order."""
+
+    name, model = "scripted", "scripted"
+
+    def __init__(self, replies: list[str]):
+        self.replies = replies
+        self.seen: list[ChatRequest] = []
+
+    def complete(self, requests, on_result):
+        results = []
+        for i, request in enumerate(requests):
+            self.seen.append(request)
+            results.append(ChatResult(self.replies.pop(0), Usage(10, 5, 0.1, 0)))
+            on_result(i, results[-1])
+        return results
+
+
+def test_an_invalid_reply_gets_one_repair_quoting_the_error_then_a_fallback(tmp_path):
+    schema = decision_schema(2, 20)
+    request = ChatRequest(({"role": "user", "content": "go"},), schema, Sampling(), 1)
+    backend = Scripted(['{"color": 3, "notes": ""}', "not json", '{"color": 1, "notes": "ok"}', "{}"])
+    decider = Decider(backend, ResponseCache(tmp_path / "calls.jsonl"))
+    repaired, failed = decider.decide([request, ChatRequest(request.messages, schema, Sampling(), 2)])
+    assert (repaired.status, repaired.value, repaired.calls) == (REPAIRED, {"color": 1, "notes": "ok"}, 2)
+    assert repaired.usage == Usage(20, 10, 0.2, 0)
+    assert (failed.status, failed.value) == (FALLBACK, None)
+    repair_prompt = backend.seen[2].messages[-1]["content"]
+    assert "color: 3 is greater than the maximum of 1" in repair_prompt
+    assert "not valid JSON" in backend.seen[3].messages[-1]["content"]
+
+
+def test_initial_notes_from_another_episode_final_notes(tiny_model, in_tmp):
+    source = first_cell(llm_config(tiny_model, steps=3))
+    write_episode(source, cell_path(source))
+    final = pq.read_table(cell_path(source)).to_pydict()["notes"][-3:]
+    config = llm_config(tiny_model, steps=2, populations=(5,), initial_notes={"episode": cell_path(source)})
+    cell = first_cell(config, in_tmp)
+    assert len(cell["method"]["params"]["initial_notes"]["sha256"]) == 64
+    write_episode(cell, "distilled.parquet")
+    start = pq.read_table("distilled.parquet").to_pydict()["notes"][:5]
+    assert start == [final[v % 3] for v in range(5)]
+
+
+def test_estimate_counts_calls_and_real_prompt_tokens(tiny_model, in_tmp):
+    config = llm_config(tiny_model, steps=4, populations=(3, 5), history=2)
+    rows = {r.population: r for r in estimate(study_blocks(config, "s", Path(".")))}
+    assert rows[3].calls == 2 * 3 * 4 and rows[5].calls == 2 * 5 * 4 and rows[3].cells == 2
+    assert rows[3].output_tokens_max == rows[3].calls * 64 and not rows[3].approximate
+    cell = first_cell(config)
+    used = write_episode(cell, cell_path(cell))["input_tokens"]
+    # Estimated prompts carry plain-English notes of the full allowed length; the random model writes
+    # full-length notes of odd characters, so the two land close but on either side.
+    assert abs(rows[3].input_tokens / 2 - used) < 0.25 * used
