@@ -1,7 +1,8 @@
 """LLM decisions per second and prompt sizes, each against a named baseline.
 
-1. transformers backend, SmolLM2-135M-Instruct, one LoopBench round of 11 agents (C11, round 8,
-   history 3): one batched `generate` for all 11 vs one call per agent (the baseline).
+1. transformers backend, SmolLM2-135M-Instruct (bfloat16 as in the default study, or --dtype), one
+   LoopBench round of 11 agents (C11, round 8, history 3): one batched `generate` for all 11 vs one
+   call per agent (the baseline).
 2. OpenAI-compatible backend against vLLM's CPU build serving the tiny random model (tests/
    tiny_model.py; needs `make vllm`): the same 11 requests at concurrency 11 vs concurrency 1.
 3. Prompt tokens per decision over a 15-round C11 episode (SmolLM2's tokenizer): full history
@@ -67,17 +68,17 @@ def decisions_per_second(backend, requests_for, rounds: int, one_by_one: bool) -
     return decisions / (time.perf_counter() - started)
 
 
-def bench_transformers(rounds: int) -> None:
+def bench_transformers(rounds: int, dtype: str) -> None:
     from hivebench.models.local import TransformersBackend
 
     path = folder(SMOLLM2)
     if not (path / "config.json").is_file():
         path = prepare(SMOLLM2, Path(tempfile.mkdtemp()) / SMOLLM2)
-    backend = TransformersBackend(SMOLLM2, str(path), threads=1)
+    backend = TransformersBackend(SMOLLM2, str(path), threads=1, dtype=dtype)
     requests_for = lambda r: round_requests(SMOLLM2, "transformers", 100 + r)  # noqa: E731
     batched = decisions_per_second(backend, requests_for, rounds, one_by_one=False)
     single = decisions_per_second(backend, requests_for, rounds, one_by_one=True)
-    print(f"transformers, {SMOLLM2}, 1 thread, {rounds} rounds of 11 agents:")
+    print(f"transformers, {SMOLLM2}, {dtype}, 1 thread, {rounds} rounds of 11 agents:")
     print(f"  one call per agent (baseline): {single:6.2f} decisions/s")
     print(f"  one batched generate per round: {batched:6.2f} decisions/s  ({batched / single:.2f}x)")
 
@@ -131,9 +132,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--skip-server", action="store_true")
+    parser.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"], help="SmolLM2 weights")
     args = parser.parse_args()
     bench_prompt_tokens()
-    bench_transformers(args.rounds)
+    bench_transformers(args.rounds, args.dtype)
     if not args.skip_server:
         bench_server(args.rounds)
 

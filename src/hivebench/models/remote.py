@@ -103,15 +103,18 @@ class OpenAIBackend:
             }
         else:
             response_format = {"type": "json_object"}
-        return {
+        arguments = {
             "model": self.model,
             "messages": list(request.messages),
             "temperature": request.sampling.temperature,
-            "top_p": request.sampling.top_p,
-            "max_tokens": request.sampling.max_tokens,
+            # max_tokens is deprecated by OpenAI and refused by its reasoning models; vLLM takes both.
+            "max_completion_tokens": request.sampling.max_tokens,
             "seed": request.sample,
             "response_format": response_format,
         }
+        if request.sampling.top_p < 1:  # sent only when set: reasoning models refuse the parameter
+            arguments["top_p"] = request.sampling.top_p
+        return arguments
 
     async def _call(self, client: Any, request: ChatRequest) -> ChatResult:
         import openai
