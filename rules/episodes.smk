@@ -18,6 +18,7 @@ rule episodes:
         BLOCK_SUMMARY,
     params:
         spec=block_spec,
+    threads: block_threads
     log:
         "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log",
     shell:

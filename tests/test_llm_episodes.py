@@ -68,10 +68,10 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     full = user_prompt(views, 1, "[NEW] hold after a flip", None, 50)
     assert "Round 4 of 6." in full and "Your colour now: 1." in full
     assert "agent 0: 0, agent 2: 0" in full
-    assert "round 0: you 0; neighbours 0, 0" in full and "round 2: you 1; neighbours 1, 0" in full
+    assert "start: you 0; neighbours 0, 0" in full and "after round 2: you 1; neighbours 1, 0" in full
     assert "[NEW] hold after a flip" in full
     last = user_prompt(views, 1, "", 1, 50)
-    assert "round 0:" not in last and "round 2: you 1" in last and "the last 1 rounds" in last
+    assert "start:" not in last and "after round 2: you 1" in last and "the last 1 rounds" in last
 
 
 def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
@@ -167,3 +167,37 @@ def test_estimate_counts_calls_and_real_prompt_tokens(tiny_model, in_tmp):
     # Estimated prompts carry plain-English notes of the full allowed length; the random model writes
     # full-length notes of odd characters, so the two land close but on either side.
     assert abs(rows[3].input_tokens / 2 - used) < 0.25 * used
+
+
+def test_a_tear_inside_a_multibyte_character_leaves_the_cache_readable(tmp_path):
+    cache = ResponseCache(tmp_path / "calls.jsonl")
+    cache.put("a", ChatResult('{"color": 0, "notes": "ok"}'))
+    cache.put("b", ChatResult('{"color": 1, "notes": "漢字のメモ"}'))
+    data = (tmp_path / "calls.jsonl").read_bytes()
+    cut = data.index("漢".encode()) + 1  # mid-character
+    (tmp_path / "calls.jsonl").write_bytes(data[:cut])
+    reopened = ResponseCache(tmp_path / "calls.jsonl")
+    assert set(reopened.entries) == {"a"}
+    reopened.put("c", ChatResult("{}"))
+    assert set(ResponseCache(tmp_path / "calls.jsonl").entries) == {"a", "c"}
+
+
+def test_estimate_keeps_tasks_apart(tiny_model, in_tmp):
+    config = llm_config(tiny_model, steps=4)
+    config["tasks"]["long"] = {**config["tasks"]["cycle"], "steps": 8}
+    config["studies"]["s"]["tasks"] = ["cycle", "long"]
+    rows = {(r.task, r.population): r for r in estimate(study_blocks(config, "s", Path(".")))}
+    assert rows[("cycle", 3)].calls == 2 * 3 * 4 and rows[("long", 3)].calls == 2 * 3 * 8
+    assert rows[("long", 3)].input_tokens > 2 * rows[("cycle", 3)].input_tokens  # longer histories too
+
+
+def test_backoff_waits_at_least_what_the_server_asks():
+    import random
+
+    from hivebench.models.remote import RetryPolicy
+
+    policy = RetryPolicy(base_s=0.5, cap_s=60)
+    rng = random.Random(0)
+    assert all(policy.delay(0, rng, 7.5) >= 7.5 for _ in range(20))
+    assert all(0 <= policy.delay(3, rng, None) <= 4 for _ in range(20))
+    assert policy.delay(0, rng, 600) == 60  # capped

@@ -140,3 +140,16 @@ def test_server_refusing_json_schema_gets_json_mode_then_repair_then_fallback(
     assert table["color"] == [0] * 9  # everyone kept colour 0 (init "same")
     modes = {json.loads(line)["result"]["mode"] for line in Path(calls_path(cell)).read_text().splitlines()}
     assert modes == {"json_object"}
+
+
+def test_a_server_echoing_the_key_does_not_put_it_in_the_error(vllm_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-hivebench-echoed-0123456789"
+    monkeypatch.setenv("HIVEBENCH_TEST_KEY", secret)
+    proxy = FaultProxy(vllm_server, lambda number, body: "401-echo-key")
+    try:
+        with pytest.raises(BackendError) as error:
+            OpenAIBackend("tiny", proxy.url, "HIVEBENCH_TEST_KEY").complete(requests(1), lambda i, r: None)
+    finally:
+        proxy.stop()
+    assert "bad key Bearer <api key>" in str(error.value) and secret not in str(error.value)
+    assert error.value.__suppress_context__  # the original exception, which quotes the key, is not shown

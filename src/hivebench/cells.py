@@ -130,8 +130,9 @@ def resolved_task(config: Config, name: str, graph: GraphSpec) -> dict[str, Any]
 
 
 def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
-    """Initial notes as they enter a cell: a file's text inline; another episode by its path (relative
-    to the working directory) and its content hash, so a changed source reruns the cell."""
+    """Initial notes as they enter a cell: a file's text inline; another episode by its path (given
+    relative to the config file, stored relative to the working directory) and its content hash, so a
+    changed source reruns the cell. Both are read when the config is expanded: they must exist then."""
     if "file" in spec:
         return {"text": (base / spec["file"]).read_text(encoding="utf-8")}
     if "episode" in spec:

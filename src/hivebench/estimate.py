@@ -24,6 +24,7 @@ FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one
 
 @dataclass
 class Estimate:
+    task: str
     method: str
     model: str
     population: int
@@ -74,36 +75,38 @@ def prompt_tokens_per_episode(shared: dict[str, Any], count: Callable[[list[dict
 
 
 def estimate(blocks: list[Block]) -> list[Estimate]:
-    """One row per (LLM method, population) of the given blocks."""
-    per_cell: dict[tuple[str, int], tuple[str, int, int, int, bool]] = {}
-    cells: Counter[tuple[str, int]] = Counter()
+    """One row per (task, LLM method, population) of the given blocks."""
+    per_cell: dict[tuple[str, str, int], tuple[str, int, int, int, bool]] = {}
+    cells: Counter[tuple[str, str, int]] = Counter()
     counters: dict[str, tuple[Callable[[list[dict[str, str]]], int], bool]] = {}
     for block in blocks:
         method, n = block.shared["method"], block.shared["population"]
         if method["kind"] != "llm":
             continue
-        key = (method["name"], n)
+        key = (block.shared["task"]["name"], method["name"], n)
         cells[key] += len(block.seeds)
         if key not in per_cell:
             params = method["params"]
-            count, approximate = counters.setdefault(method["name"], token_counter(params))
+            if method["name"] not in counters:
+                counters[method["name"]] = token_counter(params)
+            count, approximate = counters[method["name"]]
             calls = n * block.shared["task"]["params"]["steps"]
             tokens = prompt_tokens_per_episode(block.shared, count)
             per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate)
-    return [
-        Estimate(name, model, n, cells[(name, n)], calls * cells[(name, n)], tokens * cells[(name, n)],
-                 output * cells[(name, n)], approximate)
-        for (name, n), (model, calls, tokens, output, approximate) in per_cell.items()
-    ]  # fmt: skip
+    rows = []
+    for (task, name, n), (model, calls, tokens, output, approximate) in per_cell.items():
+        k = cells[(task, name, n)]
+        rows.append(Estimate(task, name, model, n, k, calls * k, tokens * k, output * k, approximate))
+    return rows
 
 
 def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
-    lines = ["method\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)"]
+    lines = ["task\tmethod\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)"]
     for r in rows:
         mark = "~" if r.approximate else ""
         cost = r.cost(prices)
         lines.append(
-            f"{r.method}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
+            f"{r.task}\t{r.method}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
             f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}"
         )
     return "\n".join(lines)

@@ -57,7 +57,7 @@ def history_lines(views: ColoringViews, agent: int, window: int | None) -> list[
     neighbours = views.neighbors_of(agent)
     first = 0 if window is None else max(0, views.step - window)
     return [
-        f"  round {t}: you {views.history[t, agent]}; neighbours "
+        f"  {'start' if t == 0 else f'after round {t}'}: you {views.history[t, agent]}; neighbours "
         + ", ".join(str(views.history[t, u]) for u in neighbours)
         for t in range(first, views.step)
     ]

@@ -22,12 +22,12 @@ class ResponseCache:
         # After a torn last line, the next record must start on a line of its own.
         self._torn = self.path.exists() and self.path.stat().st_size > 0 and not self.path.read_bytes().endswith(b"\n")
         if self.path.exists():
-            with self.path.open(encoding="utf-8") as lines:
+            with self.path.open("rb") as lines:  # bytes: a tear may split a multi-byte character
                 for line in lines:
                     try:
                         record = json.loads(line)
                         self.entries[record["key"]] = ChatResult.from_json(record["result"])
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                    except (ValueError, KeyError, TypeError):  # ValueError covers bad UTF-8 and JSON
                         continue  # a line torn by a kill mid-write
 
     def get(self, key: str) -> ChatResult | None:

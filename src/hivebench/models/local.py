@@ -3,8 +3,9 @@
 Replies are constrained to the request's JSON Schema by llguidance: at every decoding step each row's
 grammar matcher masks the tokens that cannot continue valid JSON. Sampling happens in the same logits
 processor with one torch Generator per row, seeded by the request's sample index, so a row's reply
-does not depend on which other rows share its batch (and greedy decoding of the one-hot result then
-picks exactly the sampled token).
+does not depend on which other rows share its batch, up to floating-point rounding (padding changes
+the shapes of the matrix products; bfloat16 makes such differences likelier). Greedy decoding of the
+one-hot result then picks exactly the sampled token. Each reply's latency is its batch's wall time.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process."""
     import torch
     from llguidance.hf import from_tokenizer
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
     torch.set_num_threads(threads)  # one thread per job: Snakemake runs one job per core
     folder = Path(path)
@@ -37,6 +38,9 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     # Eager attention: on a small CPU model the default (sdpa) made first calls 10-50x slower here.
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype), attn_implementation="eager")
     model.eval()
+    # A folder's generation_config.json (repetition penalty, top-k, ...) would be merged into every
+    # generate call, unseen by the config and the cache key: sampling here is only what a request says.
+    model.generation_config = GenerationConfig()
     vocab = model.get_output_embeddings().weight.shape[0]
     return model, tokenizer, from_tokenizer(tokenizer, n_vocab=vocab)
 
@@ -52,7 +56,7 @@ class SchemaSampler:
             LLMatcher(ll_tokenizer, LLMatcher.grammar_from_json_schema(r.schema, defaults={"whitespace_flexible": False}))
             for r in requests
         ]
-        for request, matcher in zip(requests, self.matchers):
+        for matcher in self.matchers:
             if matcher.is_error():
                 raise BackendError(f"the decision schema cannot be compiled to a grammar: {matcher.get_error()}")
         self.sampling = [r.sampling for r in requests]

@@ -10,6 +10,7 @@ The API key is read from the environment variable the config names and is never 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import time
@@ -18,25 +19,43 @@ from typing import Any
 
 from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Usage
 
+log = logging.getLogger("hivebench.llm")
+
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 NO_KEY = "unused"  # servers started without --api-key accept any key; the client insists on one
 
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    max_retries: int = 6
+    max_retries: int = 10
     total_s: float = 300.0  # give up once this much time has passed since the first attempt
     base_s: float = 0.5
-    cap_s: float = 30.0
+    cap_s: float = 60.0
 
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        return rng.uniform(0, min(self.cap_s, self.base_s * 2**attempt))  # "full jitter"
+    def delay(self, attempt: int, rng: random.Random, retry_after: float | None) -> float:
+        """Full-jitter exponential backoff, or longer when the server says how long to wait."""
+        backoff = rng.uniform(0, min(self.cap_s, self.base_s * 2**attempt))
+        return max(backoff, min(retry_after, self.cap_s)) if retry_after is not None else backoff
+
+
+def retry_after_s(exc: Exception) -> float | None:
+    """The wait a 429/503 asks for (`retry-after-ms` or `retry-after` in seconds), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
+        try:
+            return float(headers[name]) * scale
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
 
 
 def refuses_schema(exc: Exception) -> bool:
-    """A 400 that says the server does not do JSON Schema response formats."""
+    """A 400 that says the server does not support JSON Schema response formats (not one that finds
+    fault with a particular schema, which must surface as an error)."""
     text = str(exc).lower()
-    return "response_format" in text or "json_schema" in text or "structured" in text
+    names_it = "response_format" in text or "json_schema" in text
+    return names_it and any(word in text for word in ("not supported", "unsupported", "does not support"))
 
 
 class OpenAIBackend:
@@ -49,7 +68,7 @@ class OpenAIBackend:
         api_key_env: str | None,
         concurrency: int = 16,
         timeout_s: float = 120.0,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = RetryPolicy(),  # frozen: one shared default is safe
     ):
         self.model = model
         self.base_url = base_url
@@ -89,8 +108,8 @@ class OpenAIBackend:
         finally:
             await client.close()
         for outcome in outcomes:
-            if isinstance(outcome, BackendError) and key != NO_KEY and key in str(outcome):
-                raise BackendError(str(outcome).replace(key, "<api key>"))  # a server may echo the key
+            if isinstance(outcome, BaseException) and key != NO_KEY and key in str(outcome):
+                raise BackendError(str(outcome).replace(key, "<api key>")) from None  # a server echoed it
             if isinstance(outcome, BaseException):
                 raise outcome
         return list(outcomes)  # type: ignore[arg-type]  # no exceptions left
@@ -129,6 +148,8 @@ class OpenAIBackend:
                 break
             except openai.BadRequestError as exc:
                 if mode == "json_schema" and refuses_schema(exc):
+                    if self.mode == "json_schema":
+                        log.warning("%s refuses JSON Schema response formats: JSON mode from now on", self.base_url)
                     self.mode = "json_object"
                     continue
                 raise BackendError(f"{self.base_url}: request refused: {exc}") from exc
@@ -141,7 +162,8 @@ class OpenAIBackend:
                     raise BackendError(
                         f"{self.base_url}: gave up after {retries} retries in {elapsed:.1f} s: {exc}"
                     ) from exc
-                await asyncio.sleep(self.retry.delay(retries, rng))
+                wait = self.retry.delay(retries, rng, retry_after_s(exc))
+                await asyncio.sleep(min(wait, max(0.0, self.retry.total_s - elapsed)))
                 retries += 1
         latency = time.perf_counter() - started
         usage = response.usage
