@@ -51,7 +51,7 @@ def round_requests(model: str, backend: str, sample_base: int, **extra: str) -> 
         task.step((task.views().colors + (t % 2)) % 2)
     with tempfile.TemporaryDirectory() as scratch:
         method = LLMColorer(cell["method"]["params"], stream(sample_base, "policy"), Path(scratch) / "calls.jsonl")
-        method.notes = ["Neighbours flip with me every round; wait one round."] * 11
+        method.notes = [["Neighbours flip with me every round; wait one round."] * 11]
         return method.requests(task.views())
 
 

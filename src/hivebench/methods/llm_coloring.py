@@ -106,13 +106,13 @@ class LLMColorer:
         self.decider = Decider(backend_for(params), ResponseCache(cache_path))
         self.initial = params.get("initial_notes")
         self.label = str(cache_path)
-        self.notes: list[str] = []
+        self.notes: list[list[str]] = []  # every agent's notes in force after each step (0: initial)
         self.rounds: list[list[Decision]] = []
 
     def requests(self, views: ColoringViews) -> list[ChatRequest]:
         n = len(views.colors)
         if not self.notes:
-            self.notes = initial_notes(self.initial, n)
+            self.notes.append(initial_notes(self.initial, n))
         schema = decision_schema(views.num_colors, self.chars)
         samples = self.rng.integers(0, 2**31 - 1, size=n)  # one draw per agent per round, whatever the cache holds
         top = views.num_colors - 1
@@ -120,7 +120,7 @@ class LLMColorer:
             ChatRequest(
                 (
                     {"role": "system", "content": SYSTEM.format(agent=v, n=n, c=views.num_colors, top=top)},
-                    {"role": "user", "content": user_prompt(views, v, self.notes[v], self.window, self.chars)},
+                    {"role": "user", "content": user_prompt(views, v, self.notes[-1][v], self.window, self.chars)},
                 ),
                 schema,
                 self.sampling,
@@ -131,12 +131,13 @@ class LLMColorer:
 
     def decide(self, views: ColoringViews) -> np.ndarray:
         decisions = self.decider.decide(self.requests(views))
-        colors = views.colors.copy()
+        colors, notes = views.colors.copy(), list(self.notes[-1])
         for v, decision in enumerate(decisions):
             if decision.value is not None:  # fallback: keep the current colour and the old notes
                 colors[v] = decision.value["color"]
-                self.notes[v] = decision.value["notes"]
+                notes[v] = decision.value["notes"]
         self.rounds.append(decisions)
+        self.notes.append(notes)
         self._progress(views.horizon)
         return colors
 
@@ -151,20 +152,21 @@ class LLMColorer:
     def columns(self) -> dict[str, pa.Array]:
         """Per (step, agent) row, in the episode table's order: the notes in force after that step and
         the decision that produced it (step 0 holds the initial notes and no decision)."""
-        n = len(self.notes)
-        notes = initial_notes(self.initial, n)
-        rows: dict[str, list[Any]] = {k: [None] * n for k in ("decision", "calls", "input_tokens", "output_tokens", "latency_s", "retries")}
-        rows["notes"] = list(notes)
-        for decisions in self.rounds:
-            for v, d in enumerate(decisions):
-                if d.value is not None:
-                    notes[v] = d.value["notes"]
-                u = d.usage
-                for key, value in zip(rows, (d.status, d.calls, u.input_tokens, u.output_tokens, u.latency_s, u.retries)):
-                    rows[key].append(value)
-                rows["notes"].append(notes[v])
-        types = {"decision": pa.string(), "notes": pa.string(), "latency_s": pa.float64()}
-        return {k: pa.array(v, type=types.get(k, pa.int32())) for k, v in rows.items()}
+        n = len(self.notes[0])
+        decisions: list[Decision | None] = [None] * n + [d for round_ in self.rounds for d in round_]
+
+        def usage(field: str) -> list[Any]:
+            return [None if d is None else getattr(d.usage, field) for d in decisions]
+
+        return {
+            "decision": pa.array([None if d is None else d.status for d in decisions], pa.string()),
+            "calls": pa.array([None if d is None else d.calls for d in decisions], pa.int32()),
+            "input_tokens": pa.array(usage("input_tokens"), pa.int32()),
+            "output_tokens": pa.array(usage("output_tokens"), pa.int32()),
+            "latency_s": pa.array(usage("latency_s"), pa.float64()),
+            "retries": pa.array(usage("retries"), pa.int32()),
+            "notes": pa.array([text for step in self.notes for text in step], pa.string()),
+        }
 
     def summary(self) -> dict[str, Any]:
         decisions = [d for round_ in self.rounds for d in round_]
