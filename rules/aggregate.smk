@@ -10,3 +10,38 @@ rule collect:
         prices=method_prices,
     script:
         "../scripts/collect.py"
+
+
+# Scores (each metric's mean and interval per method, task and population) and paired contrasts.
+BOOTSTRAP_FLAGS = (
+    "--resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed}"
+)
+
+
+rule scores:
+    input:
+        episodes="results/{study}/episodes.parquet",
+        anchors=ANCHORS,
+    output:
+        "results/{study}/scores.parquet",
+    params:
+        resamples=BOOTSTRAP["bootstrap_resamples"],
+        confidence=BOOTSTRAP["confidence"],
+        seed=BOOTSTRAP["bootstrap_seed"],
+    shell:
+        "{HIVEBENCH} scores --episodes {input.episodes:q} --anchors {input.anchors:q} --out {output:q} "
+        + BOOTSTRAP_FLAGS
+
+
+rule contrasts:
+    input:
+        "results/{study}/episodes.parquet",
+    output:
+        "results/{study}/contrasts.parquet",
+    params:
+        spec=contrast_spec,
+        resamples=BOOTSTRAP["bootstrap_resamples"],
+        confidence=BOOTSTRAP["confidence"],
+        seed=BOOTSTRAP["bootstrap_seed"],
+    shell:
+        "{HIVEBENCH} contrasts --episodes {input:q} --spec {params.spec:q} --out {output:q} " + BOOTSTRAP_FLAGS

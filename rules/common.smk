@@ -8,6 +8,7 @@ from pathlib import Path
 from hivebench.cells import BLOCK_SUMMARY, all_blocks, canonical_json
 from hivebench.config import ConfigError, validate
 from hivebench.models.builtin import BUILTIN, folder
+from hivebench.registry import SUITE_METRICS
 from hivebench.report import LOOPBENCH_FILES
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -30,6 +31,14 @@ BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for 
 HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"
 
 REPORT_FILES = LOOPBENCH_FILES
+
+# Frozen normalisation anchors: the config's own file, else the one beside this workflow.
+ANCHORS = (
+    str(Path(CONFIG_SOURCE).parent / CONFIG["anchors"])
+    if "anchors" in CONFIG
+    else str(Path(workflow.basedir) / "config" / "anchors.yaml")
+)
+BOOTSTRAP = CONFIG["report"]
 
 
 def block_spec(wildcards):
@@ -58,6 +67,15 @@ def method_prices(wildcards):
     prices = CONFIG["prices"]
     methods = {b.shared["method"]["name"]: b.shared["method"]["params"].get("model") for b in BLOCKS[wildcards.study]}
     return canonical_json({name: prices[model] for name, model in methods.items() if model in prices})
+
+
+def contrast_spec(wildcards):
+    """The study's contrasts (default: every method against the study's first), with its metrics."""
+    study = CONFIG["studies"][wildcards.study]
+    spec = dict(study.get("contrasts") or {"reference": study["methods"][0]})
+    suites = dict.fromkeys(block.shared["suite"] for block in BLOCKS[wildcards.study])
+    spec.setdefault("metrics", list(dict.fromkeys(m.name for suite in suites for m in SUITE_METRICS[suite])))
+    return canonical_json(spec)
 
 
 def study_block_summaries(wildcards):

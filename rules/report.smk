@@ -1,15 +1,27 @@
-# Tables and charts of a study, from its episodes table.
+# Tables and charts of a study, from its episodes, scores and contrasts tables. The `report()` files
+# (with captions from captions/) also go into `snakemake --report report.html`.
+
+
+def report_output(name):
+    path = f"reports/{{study}}/{name}"
+    stem, suffix = name.rsplit(".", 1)
+    if suffix in ("csv", "png"):
+        return report(path, caption=f"captions/{stem}.rst", category="{study}", subcategory=stem)
+    return path
 
 
 rule report:
     input:
-        "results/{study}/episodes.parquet",
+        episodes="results/{study}/episodes.parquet",
+        scores="results/{study}/scores.parquet",
+        contrasts="results/{study}/contrasts.parquet",
     output:
-        [f"reports/{{study}}/{name}" for name in REPORT_FILES],
+        [report_output(name) for name in REPORT_FILES],
     params:
-        resamples=CONFIG["report"]["bootstrap_resamples"],
-        confidence=CONFIG["report"]["confidence"],
-        seed=CONFIG["report"]["bootstrap_seed"],
+        resamples=BOOTSTRAP["bootstrap_resamples"],
+        confidence=BOOTSTRAP["confidence"],
+        seed=BOOTSTRAP["bootstrap_seed"],
     shell:
-        "{HIVEBENCH} report --episodes {input:q} --out reports/{wildcards.study}"
-        " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed}"
+        "{HIVEBENCH} report --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
+        " --out reports/{wildcards.study} --resamples {params.resamples} --confidence {params.confidence}"
+        " --bootstrap-seed {params.seed}"

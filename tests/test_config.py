@@ -140,3 +140,15 @@ def test_cli_validate_exits_2_and_names_the_key(config, tmp_path):
     )
     assert result.returncode == 2
     assert str(path) in result.stderr and "methods.soft_fp.p: 1.5 is greater than the maximum of 1" in result.stderr
+
+
+def test_contrasts_must_name_the_study_methods(config, tmp_path):
+    config["studies"]["tiny"]["contrasts"] = {"reference": "greedy"}
+    assert "studies.tiny.contrasts: 'greedy' is not one of this study's methods" in problems_of(config, tmp_path)
+    config["studies"]["tiny"]["contrasts"] = {"pairs": [["soft_fp", "random"]], "weights": {"loopbench": 0}}
+    assert "studies.tiny.contrasts.weights.loopbench" in problems_of(config, tmp_path)
+    config["studies"]["tiny"]["contrasts"] = {"pairs": [["soft_fp", "random"]], "weights": {"loopbench": 2}}
+    assert load(write_config(tmp_path / "study.yaml", config))["studies"]["tiny"]["contrasts"]["pairs"] == [["soft_fp", "random"]]
+    config["studies"]["tiny"]["contrasts"]["weights"] = {"swarmbench": 1}
+    message = problems_of(config, tmp_path)
+    assert "'loopbench' has no weight" in message and "'swarmbench' is not a suite of this study" in message

@@ -1,6 +1,7 @@
 """The real Snakemake workflow on a tiny config in a temporary directory."""
 
 import re
+from html.parser import HTMLParser
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,59 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     assert "C5 Proximity (%)" in (workdir / "reports/tiny/table1.md").read_text()
 
 
+class Tables(HTMLParser):
+    """The cells of every <table class="data"> in a page, as rows of text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[str]]] = []
+        self.inside = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and "data" in (dict(attrs).get("class") or "").split():
+            self.inside = True
+            self.tables.append([])
+        elif self.inside and tag == "tr":
+            self.tables[-1].append([])
+        elif self.inside and tag in ("td", "th"):
+            self.tables[-1][-1].append("")
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.inside = False
+
+    def handle_data(self, data):
+        if self.inside and self.tables[-1] and self.tables[-1][-1]:
+            self.tables[-1][-1][-1] += data.strip()
+
+
+def test_scores_contrasts_and_their_report_tables_agree(workdir):
+    scores = pd.read_parquet(workdir / "results/tiny/scores.parquet")
+    contrasts = pd.read_parquet(workdir / "results/tiny/contrasts.parquet")
+    assert len(scores) == 2 * 2 * 2  # methods x populations x metrics
+    # Default contrasts: every method against the study's first; per population and over all.
+    assert set(zip(contrasts.a, contrasts.b)) == {("soft_fp", "random")}
+    assert sorted(contrasts.population.unique()) == ["3", "5", "all"]
+    assert (contrasts.n_units[contrasts.population == "all"] == 20).all() and (contrasts.dropped_units == 0).all()
+    assert (contrasts.resamples == 1000).all()
+    parser = Tables()
+    parser.feed((workdir / "reports/tiny/index.html").read_text())
+    contrast_rows, score_rows = (table[1:] for table in parser.tables)
+    for row, cells in zip(contrasts.itertuples(), contrast_rows):
+        assert cells[:4] == [row.metric, row.a, row.b, row.population]
+        assert [float(c) for c in cells[4:7]] == pytest.approx([row.estimate, row.lo, row.hi], abs=0.006)
+    for row, cells in zip(scores.itertuples(), score_rows):
+        assert cells[1] == row.method and float(cells[4]) == pytest.approx(row.mean, abs=0.006)
+    assert (workdir / "reports/tiny/forest.png").read_bytes()[:4] == b"\x89PNG"
+    assert "\\begin{tabular}" in (workdir / "reports/tiny/contrasts.tex").read_text()
+
+
+def test_snakemake_report_holds_the_tables_and_charts_with_captions(workdir):
+    snakemake(workdir, "--report", str(workdir / "report.html"))
+    page = (workdir / "report.html").read_text()
+    assert "Paired contrasts A" in page and "Scaling plot" in page and "contrasts.csv" in page
+
+
 def test_nothing_to_do_after_a_run(workdir):
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout
 
@@ -94,7 +148,7 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(workdir):
     )
     reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
     assert sum("Params have changed" in r for r in reasons) == 4
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "report": 1, "all": 1}
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "all": 1}
     random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
     fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
     stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
@@ -110,7 +164,7 @@ def test_adding_seeds_runs_only_the_new_cells(workdir):
     config["methods"]["soft_fp"]["p"] = 0.5
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "report": 1, "all": 1}  # the new blocks 10-14
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "all": 1}  # the new blocks 10-14
     done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
     stamp = done.stat().st_mtime_ns
     snakemake(workdir)

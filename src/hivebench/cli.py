@@ -130,10 +130,44 @@ def cmd_prepare_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scores(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.runtime import write_table
+    from hivebench.scores import score_table
+    from hivebench.scoring import load_anchors
+
+    episodes = pd.read_parquet(args.episodes)
+    table = score_table(episodes, args.resamples, args.confidence, args.bootstrap_seed, load_anchors(args.anchors), args.interval)
+    write_table(table, args.out)
+    print(f"{args.out}: {len(table)} scores")
+    return 0
+
+
+def cmd_contrasts(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.contrasts import contrast_table
+    from hivebench.runtime import write_table
+
+    spec = json.loads(args.spec)
+    episodes = pd.read_parquet(args.episodes)
+    table = contrast_table(episodes, spec, spec["metrics"], args.resamples, args.confidence, args.bootstrap_seed)
+    write_table(table, args.out)
+    dropped = table.loc[table.population == "all", ["a", "b", "metric", "dropped_units"]]
+    for row in dropped[dropped.dropped_units > 0].itertuples():
+        print(f"{args.out}: {row.a} - {row.b} ({row.metric}): {row.dropped_units} unmatched units dropped", file=sys.stderr)
+    print(f"{args.out}: {len(table)} contrasts")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from hivebench.report.loopbench import render
 
-    for path in render(args.episodes, args.out, args.resamples, args.confidence, args.bootstrap_seed):
+    results = Path(args.episodes).parent
+    scores = args.scores or results / "scores.parquet"
+    contrasts = args.contrasts or results / "contrasts.parquet"
+    for path in render(args.episodes, scores, contrasts, args.out, args.resamples, args.confidence, args.bootstrap_seed):
         print(path)
     return 0
 
@@ -190,8 +224,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder to write (default: models/<name>)")
     p.set_defaults(func=cmd_prepare_model)
 
+    def with_bootstrap(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
+        p.add_argument("--out", required=True, help="Parquet file to write")
+        p.add_argument("--resamples", type=int, default=10_000)
+        p.add_argument("--confidence", type=float, default=0.95)
+        p.add_argument("--bootstrap-seed", type=int, default=0)
+
+    p = sub.add_parser("scores", help="per method, task and population: each metric's mean and interval")
+    with_bootstrap(p)
+    p.add_argument("--anchors", default="config/anchors.yaml", help="frozen normalisation anchors")
+    p.add_argument("--interval", choices=["percentile", "bca"], default="percentile")
+    p.set_defaults(func=cmd_scores)
+
+    p = sub.add_parser("contrasts", help="paired method contrasts with stratified bootstrap intervals")
+    with_bootstrap(p)
+    p.add_argument("--spec", required=True, help='JSON: {"reference": m} or {"pairs": [[a, b]]}, "metrics", "weights"')
+    p.set_defaults(func=cmd_contrasts)
+
     p = sub.add_parser("report", help="render the LoopBench tables and charts from an episodes table")
     p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
+    p.add_argument("--scores", help="scores table (default: scores.parquet beside the episodes)")
+    p.add_argument("--contrasts", help="contrasts table (default: contrasts.parquet beside the episodes)")
     p.add_argument("--out", required=True, help="report folder, e.g. reports/<study>")
     p.add_argument("--resamples", type=int, default=10_000)
     p.add_argument("--confidence", type=float, default=0.95)
@@ -205,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     from hivebench.tasks.graphs import GraphError
 
     from hivebench.models import BackendError
+    from hivebench.scoring import AnchorError
 
     args = build_parser().parse_args(argv)
     # Progress of long episodes (rounds, calls, tokens) goes to standard error: the job's log.
@@ -215,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
-    except (CellError, GraphError, BackendError, FileNotFoundError, json.JSONDecodeError) as exc:
+    except (CellError, GraphError, BackendError, AnchorError, FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

@@ -123,6 +123,21 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     f"{where}.methods[{i}]: unknown method {method!r} "
                     f"(defined: {', '.join(sorted(config['methods']))})"
                 )
+        contrasts = study.get("contrasts", {})
+        named = ([contrasts["reference"]] if "reference" in contrasts else []) + [
+            m for pair in contrasts.get("pairs", []) for m in pair
+        ]
+        for name in dict.fromkeys(named):
+            if name not in study["methods"]:
+                yield f"{where}.contrasts: {name!r} is not one of this study's methods ({', '.join(study['methods'])})"
+        if "weights" in contrasts:
+            from hivebench.registry import TASKS
+
+            kinds = [config["tasks"][t]["kind"] for t in study["tasks"] if t in config["tasks"]]
+            suites = {TASKS[kind].suite for kind in kinds}
+            for suite in sorted(suites ^ set(contrasts["weights"])):
+                problem = "has no weight" if suite in suites else "is not a suite of this study"
+                yield f"{where}.contrasts.weights: {suite!r} {problem} (suites: {', '.join(sorted(suites))})"
         for name in study.get("method_seeds", {}):
             if name not in study["methods"]:
                 yield f"{where}.method_seeds.{name}: not one of this study's methods ({', '.join(study['methods'])})"

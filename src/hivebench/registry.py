@@ -35,3 +35,16 @@ METHODS: dict[str, Entry] = {
     "greedy": Entry("hivebench.methods.classical:GreedyColorer", version=1),
     "llm": Entry("hivebench.methods.llm_coloring:LLMColorer", version=1),
 }
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # the episodes-table column
+    higher_is_better: bool = True
+    normalised_by_anchor: bool = False  # divided by a frozen anchor (suite, task, population) in scores
+
+
+# The metrics each suite reports, by the name of their column in the episodes table.
+SUITE_METRICS: dict[str, tuple[Metric, ...]] = {
+    "loopbench": (Metric("proximity"), Metric("stability")),
+}

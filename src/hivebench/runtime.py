@@ -74,6 +74,11 @@ def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes]
         raise
 
 
+def write_table(frame: Any, path: str | Path) -> None:
+    """A pandas DataFrame to Parquet, atomically."""
+    write_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+
 def write_episode(cell: dict[str, Any], path: str | Path) -> dict[str, Any]:
     """Run a cell and write its Parquet, with the resolved cell and summary in the file metadata."""
     table, summary = run_episode(cell)

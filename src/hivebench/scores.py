@@ -1,0 +1,43 @@
+"""Per-method scores of a study: each suite metric's mean and bootstrap interval per task and
+population (the rows of the scaling plot), normalised by frozen anchors where the metric says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hivebench.registry import SUITE_METRICS
+from hivebench.scoring import normalise
+from hivebench.stats import mean_ci
+
+SCORE_KEYS = ["suite", "task", "method", "population"]
+
+
+def score_table(
+    episodes: pd.DataFrame,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    anchors: dict[tuple[str, str, int], tuple[float, str]],
+    interval: str = "percentile",
+) -> pd.DataFrame:
+    """One row per (suite, task, method, population, metric): mean, lo, hi over seeds, the number of
+    defined values and of episodes; `normalised*` columns where the metric is anchor-normalised."""
+    rows = []
+    for (suite, task, method, population), group in episodes.groupby(SCORE_KEYS, sort=False):
+        for metric in SUITE_METRICS[suite]:
+            ci = mean_ci(group[metric.name].to_numpy(), resamples, confidence, seed, interval)
+            row = {
+                "suite": suite, "task": task, "method": method, "population": int(population),
+                "metric": metric.name, "mean": ci.estimate, "lo": ci.lo, "hi": ci.hi,
+                "n": ci.n, "episodes": len(group), "interval": interval,
+            }  # fmt: skip
+            if metric.normalised_by_anchor:
+                for key in ("mean", "lo", "hi"):
+                    row[f"normalised_{key}"] = normalise(row[key], suite, task, int(population), anchors)
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    for key in ("normalised_mean", "normalised_lo", "normalised_hi"):
+        if key not in table:
+            table[key] = np.nan
+    return table

@@ -1,0 +1,131 @@
+"""Bootstrap statistics: BCa against scipy, known answers, coverage by simulation, pairing,
+hierarchical resampling, unmatched units, anchors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from hivebench.contrasts import paired_contrast
+from hivebench.scoring import AnchorError, load_anchors, normalise
+from hivebench.stats import (
+    bca_interval,
+    bootstrap_means,
+    hierarchical_bootstrap,
+    mean_ci,
+    percentile_interval,
+    stratified_bootstrap,
+)
+
+
+def test_bca_matches_scipy_on_the_same_bootstrap_distribution():
+    x = np.random.default_rng(1).exponential(size=40)
+    result = stats.bootstrap((x,), np.mean, n_resamples=5000, method="BCa", rng=np.random.default_rng(3))
+    lo, hi = bca_interval(result.bootstrap_distribution, x, 0.95)
+    assert lo == pytest.approx(result.confidence_interval.low, rel=1e-12)
+    assert hi == pytest.approx(result.confidence_interval.high, rel=1e-12)
+
+
+def test_mean_ci_agrees_with_scipy_within_resampling_noise():
+    x = np.random.default_rng(2).lognormal(size=60)
+    for method, scipy_method in (("percentile", "percentile"), ("bca", "BCa")):
+        ours = mean_ci(x, 20_000, 0.95, seed=0, method=method)
+        theirs = stats.bootstrap((x,), np.mean, n_resamples=20_000, method=scipy_method, rng=np.random.default_rng(0))
+        width = theirs.confidence_interval.high - theirs.confidence_interval.low
+        assert abs(ours.lo - theirs.confidence_interval.low) < 0.05 * width
+        assert abs(ours.hi - theirs.confidence_interval.high) < 0.05 * width
+
+
+def test_bootstrap_means_resample_rows_jointly_and_reproducibly():
+    values = np.column_stack([np.arange(10.0), np.arange(10.0) + 5])
+    a = bootstrap_means(values, 1000, np.random.default_rng(7))
+    b = bootstrap_means(values, 1000, np.random.default_rng(7))
+    assert np.array_equal(a, b) and a.shape == (1000, 2)
+    assert np.allclose(a[:, 1] - a[:, 0], 5)  # both columns saw the same rows in every resample
+
+
+def episodes(a: np.ndarray, b: np.ndarray, populations: np.ndarray | None = None) -> pd.DataFrame:
+    n = len(a)
+    populations = np.full(n, 5) if populations is None else populations
+    rows = []
+    for method, values in (("A", a), ("B", b)):
+        rows += [{"suite": "s", "task": "t", "population": p, "seed": i, "method": method, "m": v} for i, (p, v) in enumerate(zip(populations, values))]
+    return pd.DataFrame(rows)
+
+
+def test_a_constant_shift_has_a_zero_width_interval():
+    base = np.random.default_rng(0).normal(size=30) * 10
+    result = paired_contrast(episodes(base + 3, base), "m", "A", "B", None, 2000, 0.95, 0)
+    assert result["estimate"] == pytest.approx(3) and result["lo"] == pytest.approx(3) and result["hi"] == pytest.approx(3)
+    assert (result["n_units"], result["dropped_units"]) == (30, 0)
+
+
+def test_a_one_unit_stratum_contributes_its_value_with_no_spread():
+    values = np.array([[10.0], [1.0], [2.0], [3.0], [4.0]])
+    strata = np.array(["solo", "x", "x", "x", "x"])
+    estimate, distribution = stratified_bootstrap(values, strata, {"solo": 1, "x": 1}, 4000, seed=0)
+    assert estimate[0] == pytest.approx(0.5 * 10 + 0.5 * 2.5)
+    only_x = 2 * (distribution[:, 0] - 5)  # remove the solo stratum's fixed half
+    assert only_x.mean() == pytest.approx(2.5, abs=0.05)
+    assert distribution.std() == pytest.approx(0.5 * np.std([1, 2, 3, 4]) / 2, rel=0.1)  # half the weight
+
+
+def test_unmatched_units_are_dropped_and_counted():
+    base = np.arange(20.0)
+    frame = episodes(base + 1, base)
+    frame = frame[~((frame.method == "A") & (frame.seed < 4))]
+    frame.loc[(frame.method == "B") & (frame.seed == 10), "m"] = np.nan
+    result = paired_contrast(frame, "m", "A", "B", None, 500, 0.95, 0)
+    assert (result["n_units"], result["dropped_units"]) == (15, 5)
+
+
+def test_paired_intervals_cover_the_true_difference_about_95_percent_of_the_time():
+    rng = np.random.default_rng(2024)
+    studies, units, delta, covered = 600, 40, 1.5, 0
+    for s in range(studies):
+        seed_effect = rng.normal(0, 5, units)  # shared by both methods on a unit
+        a = seed_effect + delta + rng.normal(0, 1, units)
+        b = seed_effect + rng.normal(0, 1, units)
+        estimate, distribution = stratified_bootstrap((a - b)[:, None], np.zeros(units), None, 1000, seed=s)
+        lo, hi = percentile_interval(distribution, 0.95)
+        covered += lo[0] <= delta <= hi[0]
+    assert 0.93 <= covered / studies <= 0.97
+
+
+def test_pairing_narrows_the_interval_when_methods_share_seed_effects():
+    rng = np.random.default_rng(5)
+    seed_effect = rng.normal(0, 5, 50)
+    a, b = seed_effect + 1 + rng.normal(0, 1, 50), seed_effect + rng.normal(0, 1, 50)
+    paired = paired_contrast(episodes(a, b), "m", "A", "B", None, 4000, 0.95, 0)
+    da = bootstrap_means(a[:, None], 4000, np.random.default_rng(1))[:, 0]
+    db = bootstrap_means(b[:, None], 4000, np.random.default_rng(2))[:, 0]
+    unpaired_lo, unpaired_hi = np.percentile(da - db, [2.5, 97.5])
+    assert paired["hi"] - paired["lo"] < 0.5 * (unpaired_hi - unpaired_lo)
+
+
+def test_hierarchical_interval_is_wider_when_training_seeds_vary():
+    rng = np.random.default_rng(9)
+    replicates, strata, units = 5, 3, 8
+    noise = rng.normal(0, 1, (replicates, strata, units))
+    flat_values = noise
+    varied = noise + rng.normal(0, 2, (replicates, 1, 1))  # each training seed shifts all its episodes
+    _, hier = hierarchical_bootstrap(varied, 4000, seed=0)
+    _, flat = stratified_bootstrap(varied.reshape(-1, 1), np.tile(np.repeat(np.arange(strata), units), replicates), None, 4000, seed=0)
+    assert np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) > 2 * np.ptp(np.percentile(flat[:, 0], [2.5, 97.5]))
+    _, steady = hierarchical_bootstrap(flat_values, 4000, seed=0)
+    assert np.ptp(np.percentile(steady[:, 0], [2.5, 97.5])) < np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) / 2
+
+
+def test_a_missing_anchor_is_an_error_not_one(tmp_path):
+    from conftest import REPO
+
+    anchors = load_anchors(REPO / "config/anchors.yaml")
+    assert normalise(12.4, "swarmbench", "pursuit", 8, anchors) == pytest.approx(2.0)
+    assert "Table 18" in anchors[("swarmbench", "foraging", 8)][1]
+    with pytest.raises(AnchorError, match="swarmbench/pursuit at N=16"):
+        normalise(12.4, "swarmbench", "pursuit", 16, anchors)
+    (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2}}}")
+    with pytest.raises(ValueError, match="needs value and provenance"):
+        load_anchors(tmp_path / "a.yaml")
