@@ -43,6 +43,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_episodes.py
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
+	$(BIN)/python benchmarks/bench_stats.py
 
 clean:
 	rm -rf results reports logs .snakemake
