@@ -1,0 +1,34 @@
+"""The report escapes every text that came from a config or a model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hivebench.contrasts import contrast_table
+from hivebench.report.loopbench import render
+from hivebench.scores import score_table
+
+HOSTILE = '<script>alert("x")</script>'
+
+
+def test_names_from_config_are_escaped_in_the_report(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = []
+    for method in ("plain", HOSTILE):
+        for seed in range(6):
+            conflicts = list(rng.integers(1, 4, size=6))
+            rows.append({
+                "study": "s<b>", "suite": "loopbench", "task": "cycle", "method": method, "population": 5,
+                "seed": seed, "graph": "C5", "proximity": float(rng.uniform(0, 100)),
+                "stability": float(rng.uniform(0, 100)), "conflicts": conflicts,
+            })  # fmt: skip
+    episodes = pd.DataFrame(rows)
+    episodes.to_parquet(tmp_path / "episodes.parquet")
+    score_table(episodes, 200, 0.95, 0, {}).to_parquet(tmp_path / "scores.parquet")
+    spec = {"reference": "plain"}
+    contrast_table(episodes, spec, ["proximity"], 200, 0.95, 0).to_parquet(tmp_path / "contrasts.parquet")
+    render(tmp_path / "episodes.parquet", tmp_path / "scores.parquet", tmp_path / "contrasts.parquet", tmp_path / "r", 200, 0.95, 0)
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert HOSTILE not in page and "<b>" not in page
+    assert "&lt;script&gt;" in page and "s&lt;b&gt;" in page
