@@ -44,6 +44,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py
+	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
 	rm -rf results reports logs .snakemake

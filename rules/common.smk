@@ -62,6 +62,28 @@ def block_threads(wildcards):
     return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["params"].get("threads", 1)
 
 
+def slot_resource(method_name):
+    """The scheduler resource a method's jobs hold one of: its endpoint's slots (openai methods)."""
+    method = CONFIG["methods"][method_name]
+    if method["kind"] != "llm" or method["backend"] != "openai":
+        return None
+    return method.get("llm_slots", "llm_slots")
+
+
+def holds(resource):
+    def amount(wildcards):
+        block = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)]
+        return int(slot_resource(block.shared["method"]["name"]) == resource)
+
+    return amount
+
+
+# One resource per model endpoint (always llm_slots), e.g. `snakemake --resources llm_slots=16`.
+SLOT_RESOURCES = {
+    name: holds(name) for name in {"llm_slots", *filter(None, map(slot_resource, CONFIG["methods"]))}
+}
+
+
 def method_prices(wildcards):
     """USD per million tokens for each of a study's methods whose model has a price."""
     prices = CONFIG["prices"]

@@ -19,6 +19,8 @@ rule episodes:
     params:
         spec=block_spec,
     threads: block_threads
+    resources:
+        **SLOT_RESOURCES,
     log:
         "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log",
     shell:

@@ -27,8 +27,9 @@ EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
 CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
-# Method config keys that are not parameters: the kind (stored beside them) and job sizing (no effect on results).
-METHOD_NON_PARAMS = ("kind", "seeds_per_job")
+# Method config keys that are not parameters: the kind (stored beside them), job sizing and the
+# scheduler resource a job holds (no effect on results).
+METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots")
 
 
 def _plain(value: Any) -> Any:

@@ -121,6 +121,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    from hivebench.status import status, table
+
+    config, blocks = _blocks(args)
+    print(table(status(blocks, config["prices"])))
+    return 0
+
+
 def cmd_prepare_model(args: argparse.Namespace) -> int:
     from hivebench.models.builtin import BUILTIN, folder, prepare
 
@@ -218,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     with_config(p)
     p.add_argument("--study", help="only this study")
     p.set_defaults(func=cmd_estimate)
+
+    p = sub.add_parser("status", help="cells done, pending and failed per study and method, and their cost so far")
+    with_config(p)
+    p.add_argument("--study", help="only this study")
+    p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("prepare-model", help="convert a builtin model (shipped in a PyPI package) to a folder")
     p.add_argument("name", help="builtin model name, e.g. SmolLM2-135M-Instruct")
