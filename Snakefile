@@ -7,8 +7,13 @@ include: "rules/aggregate.smk"
 include: "rules/report.smk"
 
 
+# Cheap aggregation runs where Snakemake runs (on SLURM: not worth a job's ~6 s start-up).
 localrules:
     all,
+    collect,
+    scores,
+    contrasts,
+    report,
 
 
 rule all:

@@ -57,6 +57,21 @@ def block_models(wildcards):
     return []
 
 
+# What an episode job asks the scheduler for, unless the method's `resources` says otherwise:
+# an LLM block runs for hours, a classical block for minutes.
+JOB_RESOURCES = {"llm": {"runtime": 240, "mem_mb": 4000}, "classical": {"runtime": 30, "mem_mb": 1000}}
+
+
+def block_resource(name):
+    def value(wildcards):
+        method_name = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["name"]
+        method = CONFIG["methods"][method_name]
+        default = JOB_RESOURCES["llm" if method["kind"] == "llm" else "classical"].get(name, "")
+        return method.get("resources", {}).get(name, default)
+
+    return value
+
+
 def block_threads(wildcards):
     """Cores a job takes: a local model's torch threads, else one."""
     return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["params"].get("threads", 1)

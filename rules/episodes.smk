@@ -5,6 +5,9 @@
 rule prepare_model:
     output:
         directory(str(folder("{model}"))),
+    resources:
+        runtime=30,
+        mem_mb=4000,
     log:
         "logs/models/{model}.log",
     shell:
@@ -20,6 +23,9 @@ rule episodes:
         spec=block_spec,
     threads: block_threads
     resources:
+        runtime=block_resource("runtime"),
+        mem_mb=block_resource("mem_mb"),
+        slurm_extra=block_resource("slurm_extra"),
         **SLOT_RESOURCES,
     log:
         "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log",

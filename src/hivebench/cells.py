@@ -29,7 +29,7 @@ CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
 # scheduler resource a job holds (no effect on results).
-METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots")
+METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots", "resources")
 
 
 def _plain(value: Any) -> Any:

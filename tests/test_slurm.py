@@ -1,0 +1,114 @@
+"""The workflow on a real single-node SLURM cluster (scripts/slurm-cluster.sh: Debian's slurm-wlm and
+munge), through `snakemake --profile profiles/slurm`: results equal a local run's byte for byte, and a
+job cancelled with scancel is retried with no partial file left."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, write_config
+
+pytestmark = pytest.mark.workflow
+
+CLUSTER = REPO / "scripts" / "slurm-cluster.sh"
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory: pytest.TempPathFactory):
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the SLURM tests need root and apt-get (Debian) to start their cluster")
+        pytest.skip("the SLURM tests need root and apt-get (Debian) to start their cluster")
+    state = tmp_path_factory.mktemp("slurm")
+    subprocess.run([str(CLUSTER), "start", str(state)], check=True, capture_output=True, timeout=600)
+    yield state
+    subprocess.run([str(CLUSTER), "stop", str(state)], capture_output=True, timeout=120)
+
+
+def study(workdir: Path, llm: bool = True) -> Path:
+    config: dict = {
+        "tasks": {"cycle": {"kind": "coloring", "steps": 4}},
+        "methods": {
+            "random": {"kind": "random", "seeds_per_job": 3},
+            "soft_fp": {"kind": "soft_fp", "p": 0.3, "seeds_per_job": 3},
+            "smollm2": {
+                "kind": "llm", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "history": 1,
+                "notes_chars": 16, "max_tokens": 40, "dtype": "bfloat16", "seeds_per_job": 1,
+                "resources": {"runtime": 20, "mem_mb": 3000},
+            },
+        },
+        "studies": {"s": {"tasks": ["cycle"], "methods": ["random", "soft_fp", "smollm2"], "populations": [3],
+                          "seeds": 3, "method_seeds": {"smollm2": 1}}},
+        "report": {"bootstrap_resamples": 200},
+    }  # fmt: skip
+    if not llm:
+        del config["methods"]["smollm2"], config["studies"]["s"]["method_seeds"]
+        config["studies"]["s"]["methods"].remove("smollm2")
+    workdir.mkdir(parents=True, exist_ok=True)
+    return write_config(workdir / "config.yaml", config)
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--configfile", str(workdir / "config.yaml"), *args]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+
+
+def cell_files(workdir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(workdir)): p.read_bytes() for p in sorted((workdir / "results/episodes").rglob("s*.parquet"))}
+
+
+def test_a_study_through_slurm_equals_a_local_run(slurm: Path, tmp_path: Path) -> None:
+    remote = tmp_path / "slurm"
+    study(remote)
+    run = snakemake(remote, "--profile", str(REPO / "profiles/slurm"))
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    log = run.stdout + run.stderr
+    submitted = set(re.findall(r"SLURM jobid (\d+)", log)) | set(re.findall(r"SLURM run ID: \S+ .*?(\d+)", log))
+    # prepare_model, 2 classical blocks and 1 LLM block ran as SLURM jobs; the aggregation ran locally.
+    assert len(submitted) >= 4, log[-3000:]
+    controller = (slurm / "log" / "slurmctld.log").read_text()
+    for job in submitted:
+        assert f"JobId={job}" in controller
+    local = tmp_path / "local"
+    study(local)
+    # The LLM cell replays the SLURM run's model replies (its wall-clock latencies are in the file).
+    cache = next((remote / "results/episodes").rglob("*.calls.jsonl"))
+    target = local / cache.relative_to(remote)
+    target.parent.mkdir(parents=True)
+    shutil.copy(cache, target)
+    assert snakemake(local, "--cores", "2").returncode == 0
+    remote_cells, local_cells = cell_files(remote), cell_files(local)
+    assert len(remote_cells) == 3 + 3 + 1 and remote_cells == local_cells
+
+
+def test_a_cancelled_job_is_resubmitted_and_leaves_no_partial_file(slurm: Path, tmp_path: Path) -> None:
+    work = tmp_path / "cancel"
+    study(work, llm=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(work),
+         "--configfile", str(work / "config.yaml"), "--profile", str(REPO / "profiles/slurm")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    cancelled = None
+    deadline = time.monotonic() + 300
+    while cancelled is None and time.monotonic() < deadline and process.poll() is None:
+        running = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"], capture_output=True, text=True).stdout.split()
+        if running:
+            cancelled = running[0]
+            subprocess.run(["scancel", cancelled], check=True)
+        time.sleep(0.2)
+    output, _ = process.communicate(timeout=600)
+    assert cancelled is not None, output[-3000:]
+    assert process.returncode == 0, output[-3000:]
+    assert f"SLURM-job '{cancelled}' failed" in output and "CANCELLED" in output
+    assert len(cell_files(work)) == 6
+    assert not [p for p in work.rglob("*.tmp")], "an interrupted write left a partial file"
