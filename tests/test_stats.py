@@ -129,3 +129,13 @@ def test_a_missing_anchor_is_an_error_not_one(tmp_path):
     (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2}}}")
     with pytest.raises(ValueError, match="needs value and provenance"):
         load_anchors(tmp_path / "a.yaml")
+
+
+def test_units_are_the_ones_that_ran_not_the_product_of_their_keys():
+    # Two fixed graphs of different sizes: (t1, N=10) and (t2, N=20) exist, (t1, 20) and (t2, 10) do not.
+    rows = [
+        {"suite": "s", "task": task, "population": n, "seed": seed, "method": method, "m": float(seed)}
+        for task, n in (("t1", 10), ("t2", 20)) for seed in range(5) for method in ("A", "B")
+    ]  # fmt: skip
+    result = paired_contrast(pd.DataFrame(rows), "m", "A", "B", None, 200, 0.95, 0)
+    assert (result["n_units"], result["dropped_units"]) == (10, 0)

@@ -37,16 +37,17 @@ def paired_contrast(
     seed: int,
 ) -> dict[str, Any]:
     """A − B on `metric`, per matched unit, stratified by (suite, population)."""
-    wide = episodes[episodes.method.isin([a, b])].pivot_table(index=UNIT, columns="method", values=metric, aggfunc="first", dropna=False)
+    # One row per unit either method ran (not the product of the unit keys): NaN where one lacks it.
+    wide = episodes[episodes.method.isin([a, b])].set_index([*UNIT, "method"])[metric].unstack("method")
     wide = wide.reindex(columns=[a, b])
     matched = wide.dropna()
     row = {"metric": metric, "a": a, "b": b, "n_units": len(matched), "dropped_units": len(wide) - len(matched), "resamples": resamples}
     if matched.empty:
         return {**row, "estimate": np.nan, "lo": np.nan, "hi": np.nan}
     differences = (matched[a] - matched[b]).to_numpy()[:, None]
-    suites = matched.index.get_level_values("suite").to_numpy()
-    strata = np.array([f"{s}/n{n}" for s, n in zip(suites, matched.index.get_level_values("population"))])
-    stratum_weights = None if weights is None else {f"{s}/n{n}": weights[s] for s, n in set(zip(suites, matched.index.get_level_values("population")))}
+    pairs = list(zip(matched.index.get_level_values("suite"), matched.index.get_level_values("population")))
+    strata = np.array([f"{suite}/n{n}" for suite, n in pairs])
+    stratum_weights = None if weights is None else {f"{suite}/n{n}": weights[suite] for suite, n in set(pairs)}
     estimate, distribution = stratified_bootstrap(differences, strata, stratum_weights, resamples, seed)
     lo, hi = percentile_interval(distribution, confidence)
     return {**row, "estimate": float(estimate[0]), "lo": float(lo[0]), "hi": float(hi[0])}
