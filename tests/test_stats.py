@@ -139,3 +139,13 @@ def test_units_are_the_ones_that_ran_not_the_product_of_their_keys():
     ]  # fmt: skip
     result = paired_contrast(pd.DataFrame(rows), "m", "A", "B", None, 200, 0.95, 0)
     assert (result["n_units"], result["dropped_units"]) == (10, 0)
+
+
+def test_contrasts_naming_a_method_that_did_not_run_are_an_error():
+    from hivebench.contrasts import contrast_table
+
+    frame = episodes(np.arange(5.0), np.arange(5.0))
+    with pytest.raises(ValueError, match="not in the episodes: C"):
+        contrast_table(frame, {"pairs": [["A", "C"]]}, ["m"], 100, 0.95, 0)
+    with pytest.raises(ValueError, match="not in the episodes: Z"):
+        contrast_table(frame, {"reference": "Z"}, ["m"], 100, 0.95, 0)

@@ -156,11 +156,19 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from hivebench.contrasts import contrast_table
+    from hivebench.registry import SUITE_METRICS
     from hivebench.runtime import write_table
 
     spec = json.loads(args.spec)
     episodes = pd.read_parquet(args.episodes)
-    table = contrast_table(episodes, spec, spec["metrics"], args.resamples, args.confidence, args.bootstrap_seed)
+    metrics = spec.get("metrics") or list(
+        dict.fromkeys(m.name for suite in pd.unique(episodes["suite"]) for m in SUITE_METRICS[suite])
+    )
+    try:
+        table = contrast_table(episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed)
+    except ValueError as exc:
+        print(f"hivebench contrasts: error: {exc}", file=sys.stderr)
+        return 2
     write_table(table, args.out)
     dropped = table.loc[table.population == "all", ["a", "b", "metric", "dropped_units"]]
     for row in dropped[dropped.dropped_units > 0].itertuples():

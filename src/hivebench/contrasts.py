@@ -63,6 +63,11 @@ def contrast_table(
 ) -> pd.DataFrame:
     """Every pair of the spec on every metric: per population, and over all populations together."""
     methods = list(pd.unique(episodes["method"]))
+    unknown = [m for pair in contrast_pairs(methods, spec) for m in pair if m not in methods]
+    if spec.get("reference") not in (None, *methods):
+        unknown.append(spec["reference"])
+    if unknown:
+        raise ValueError(f"contrasts name methods not in the episodes: {', '.join(dict.fromkeys(unknown))} (there: {', '.join(methods)})")
     weights = spec.get("weights")
     rows = []
     for a, b in contrast_pairs(methods, spec):
