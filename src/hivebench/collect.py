@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hivebench.models import token_cost
 from hivebench.runtime import write_atomic
 
 
@@ -32,6 +33,6 @@ def collect(
 def episode_costs(table: pa.Table, prices: dict[str, dict[str, float]]) -> list[float | None]:
     rows = zip(table.column("method").to_pylist(), table.column("input_tokens").to_pylist(), table.column("output_tokens").to_pylist())
     return [
-        None if method not in prices or tokens_in is None else (tokens_in * prices[method]["input"] + tokens_out * prices[method]["output"]) / 1e6
+        None if method not in prices or tokens_in is None else token_cost(prices[method], tokens_in, tokens_out)
         for method, tokens_in, tokens_out in rows
     ]  # fmt: skip

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hivebench.cells import Block
-from hivebench.methods.llm_coloring import SYSTEM, user_prompt
+from hivebench.methods.llm_coloring import agent_messages
+from hivebench.models import token_cost
 from hivebench.models.open import local_path
 from hivebench.registry import TASKS
 from hivebench.seeding import stream
@@ -38,7 +39,7 @@ class Estimate:
         price = prices.get(self.model)
         if price is None:
             return None
-        return (self.input_tokens * price["input"] + self.output_tokens_max * price["output"]) / 1e6
+        return token_cost(price, self.input_tokens, self.output_tokens_max)
 
 
 def token_counter(params: dict[str, Any]) -> tuple[Callable[[list[dict[str, str]]], int], bool]:
@@ -67,9 +68,7 @@ def prompt_tokens_per_episode(shared: dict[str, Any], count: Callable[[list[dict
     while not task.done:
         views = task.views()
         for v in range(n):
-            system = SYSTEM.format(agent=v, n=n, c=views.num_colors, top=views.num_colors - 1)
-            user = user_prompt(views, v, notes, window, params["notes_chars"])
-            total += count([{"role": "system", "content": system}, {"role": "user", "content": user}])
+            total += count(list(agent_messages(views, v, notes, window, params["notes_chars"])))
         task.step(views.colors)
     return total
 

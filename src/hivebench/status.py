@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hivebench.cells import Block, cell_path, digest
+from hivebench.models import token_cost
 from hivebench.runtime import stored_summary
 
 COLUMNS = ("study", "method", "cells", "done", "pending", "failed", "llm_calls", "input_tokens", "output_tokens", "cost_usd")
@@ -48,7 +49,7 @@ def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) 
                 for key in ("llm_calls", "input_tokens", "output_tokens"):
                     row[key] += summary.get(key, 0)
                 if price and "input_tokens" in summary:
-                    row["cost_usd"] += (summary["input_tokens"] * price["input"] + summary["output_tokens"] * price["output"]) / 1e6
+                    row["cost_usd"] += token_cost(price, summary["input_tokens"], summary["output_tokens"])
     return [{"study": s, "method": m, **counts} for (s, m), counts in rows.items()]
 
 

@@ -80,6 +80,15 @@ def user_prompt(views: ColoringViews, agent: int, notes: str, window: int | None
     return "\n".join(lines)
 
 
+def agent_messages(views: ColoringViews, agent: int, notes: str, window: int | None, chars: int) -> tuple[dict[str, str], ...]:
+    """The chat an agent gets in a round: the task as the system message, its local view as the user's."""
+    n, c = len(views.colors), views.num_colors
+    return (
+        {"role": "system", "content": SYSTEM.format(agent=agent, n=n, c=c, top=c - 1)},
+        {"role": "user", "content": user_prompt(views, agent, notes, window, chars)},
+    )
+
+
 def initial_notes(spec: dict[str, Any] | None, n: int) -> list[str]:
     """Every agent's notes before round 1: none, a given text, or another episode's final notes
     (agent v gets the source episode's agent v mod its size)."""
@@ -115,16 +124,9 @@ class LLMColorer:
             self.notes.append(initial_notes(self.initial, n))
         schema = decision_schema(views.num_colors, self.chars)
         samples = self.rng.integers(0, 2**31 - 1, size=n)  # one draw per agent per round, whatever the cache holds
-        top = views.num_colors - 1
         return [
             ChatRequest(
-                (
-                    {"role": "system", "content": SYSTEM.format(agent=v, n=n, c=views.num_colors, top=top)},
-                    {"role": "user", "content": user_prompt(views, v, self.notes[-1][v], self.window, self.chars)},
-                ),
-                schema,
-                self.sampling,
-                int(samples[v]),
+                agent_messages(views, v, self.notes[-1][v], self.window, self.chars), schema, self.sampling, int(samples[v])
             )
             for v in range(n)
         ]

@@ -66,6 +66,11 @@ class ChatResult:
         return cls(text=data["text"], usage=Usage(**data["usage"]), mode=data["mode"])
 
 
+def token_cost(price: dict[str, float], input_tokens: int, output_tokens: int) -> float:
+    """USD for some tokens at a `prices` entry ({input, output}: USD per million tokens)."""
+    return (input_tokens * price["input"] + output_tokens * price["output"]) / 1e6
+
+
 class BackendError(RuntimeError):
     """A call that failed for good (retries spent, or an error retrying cannot mend)."""
 
