@@ -13,9 +13,6 @@ rule collect:
 
 
 # Scores (each metric's mean and interval per method, task and population) and paired contrasts.
-BOOTSTRAP_FLAGS = (
-    "--resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed}"
-)
 
 
 rule scores:
@@ -25,9 +22,7 @@ rule scores:
     output:
         "results/{study}/scores.parquet",
     params:
-        resamples=BOOTSTRAP["bootstrap_resamples"],
-        confidence=BOOTSTRAP["confidence"],
-        seed=BOOTSTRAP["bootstrap_seed"],
+        **BOOTSTRAP_PARAMS,
     shell:
         "{HIVEBENCH} scores --episodes {input.episodes:q} --anchors {input.anchors:q} --out {output:q} "
         + BOOTSTRAP_FLAGS
@@ -40,8 +35,6 @@ rule contrasts:
         "results/{study}/contrasts.parquet",
     params:
         spec=contrast_spec,
-        resamples=BOOTSTRAP["bootstrap_resamples"],
-        confidence=BOOTSTRAP["confidence"],
-        seed=BOOTSTRAP["bootstrap_seed"],
+        **BOOTSTRAP_PARAMS,
     shell:
         "{HIVEBENCH} contrasts --episodes {input:q} --spec {params.spec:q} --out {output:q} " + BOOTSTRAP_FLAGS

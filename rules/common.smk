@@ -5,10 +5,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from hivebench.cells import BLOCK_SUMMARY, all_blocks, canonical_json
+from hivebench.cells import BLOCK_LOG, BLOCK_SUMMARY, all_blocks, canonical_json
 from hivebench.config import ConfigError, validate
 from hivebench.models.builtin import BUILTIN, folder
-from hivebench.registry import SUITE_METRICS
 from hivebench.report import LOOPBENCH_FILES
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -38,19 +37,30 @@ ANCHORS = (
     if "anchors" in CONFIG
     else str(Path(workflow.basedir) / "config" / "anchors.yaml")
 )
-BOOTSTRAP = CONFIG["report"]
+# The bootstrap settings every aggregation rule passes on (as params: a change reruns them).
+BOOTSTRAP_PARAMS = {
+    "resamples": CONFIG["report"]["bootstrap_resamples"],
+    "confidence": CONFIG["report"]["confidence"],
+    "seed": CONFIG["report"]["bootstrap_seed"],
+}
+BOOTSTRAP_FLAGS = "--resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed}"
+
+
+def block_of(wildcards):
+    """The job block an episode job's wildcards name."""
+    return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)]
 
 
 def block_spec(wildcards):
     """A block's resolved cells as canonical JSON: the only params of an episode job.
     (A function of the wildcards alone: Snakemake leaves params derived from output out of its
     rerun check.)"""
-    return canonical_json(BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].spec())
+    return canonical_json(block_of(wildcards).spec())
 
 
 def block_models(wildcards):
     """The converted builtin model folder a block's LLM method loads, if any (built by prepare_model)."""
-    method = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]
+    method = block_of(wildcards).shared["method"]
     params = method["params"]
     if method["kind"] == "llm" and params["backend"] == "transformers" and params["model"] in BUILTIN:
         return [str(folder(params["model"]))]
@@ -64,8 +74,7 @@ JOB_RESOURCES = {"llm": {"runtime": 240, "mem_mb": 4000}, "classical": {"runtime
 
 def block_resource(name):
     def value(wildcards):
-        method_name = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["name"]
-        method = CONFIG["methods"][method_name]
+        method = CONFIG["methods"][block_of(wildcards).shared["method"]["name"]]
         default = JOB_RESOURCES["llm" if method["kind"] == "llm" else "classical"].get(name, "")
         return method.get("resources", {}).get(name, default)
 
@@ -74,7 +83,7 @@ def block_resource(name):
 
 def block_threads(wildcards):
     """Cores a job takes: a local model's torch threads, else one."""
-    return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)].shared["method"]["params"].get("threads", 1)
+    return block_of(wildcards).shared["method"]["params"].get("threads", 1)
 
 
 def slot_resource(method_name):
@@ -87,8 +96,7 @@ def slot_resource(method_name):
 
 def holds(resource):
     def amount(wildcards):
-        block = BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)]
-        return int(slot_resource(block.shared["method"]["name"]) == resource)
+        return int(slot_resource(block_of(wildcards).shared["method"]["name"]) == resource)
 
     return amount
 
@@ -107,12 +115,10 @@ def method_prices(wildcards):
 
 
 def contrast_spec(wildcards):
-    """The study's contrasts (default: every method against the study's first), with its metrics."""
+    """The study's contrasts (default: every method against the study's first; metrics default to
+    the suites' metrics in `hivebench contrasts`)."""
     study = CONFIG["studies"][wildcards.study]
-    spec = dict(study.get("contrasts") or {"reference": study["methods"][0]})
-    suites = dict.fromkeys(block.shared["suite"] for block in BLOCKS[wildcards.study])
-    spec.setdefault("metrics", list(dict.fromkeys(m.name for suite in suites for m in SUITE_METRICS[suite])))
-    return canonical_json(spec)
+    return canonical_json(study.get("contrasts") or {"reference": study["methods"][0]})
 
 
 def study_block_summaries(wildcards):

@@ -28,6 +28,6 @@ rule episodes:
         slurm_extra=block_resource("slurm_extra"),
         **SLOT_RESOURCES,
     log:
-        "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log",
+        BLOCK_LOG,
     shell:
         "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} 2> {log:q}"

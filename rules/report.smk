@@ -18,10 +18,7 @@ rule report:
     output:
         [report_output(name) for name in REPORT_FILES],
     params:
-        resamples=BOOTSTRAP["bootstrap_resamples"],
-        confidence=BOOTSTRAP["confidence"],
-        seed=BOOTSTRAP["bootstrap_seed"],
+        **BOOTSTRAP_PARAMS,
     shell:
         "{HIVEBENCH} report --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
-        " --out reports/{wildcards.study} --resamples {params.resamples} --confidence {params.confidence}"
-        " --bootstrap-seed {params.seed}"
+        " --out reports/{wildcards.study} " + BOOTSTRAP_FLAGS

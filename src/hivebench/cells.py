@@ -26,6 +26,8 @@ EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 # Path patterns: the Snakemake rule uses them with wildcards, the code fills them in.
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
 CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
+# The job's log (standard error: progress and errors), read back by `hivebench status`.
+BLOCK_LOG = "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
 # scheduler resource a job holds (no effect on results).

@@ -200,17 +200,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"hivebench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def with_config(p: argparse.ArgumentParser) -> None:
+    def with_config(p: argparse.ArgumentParser, study_filter: bool = False) -> None:
         p.add_argument("--config", "-c", default=DEFAULT_CONFIG, help=f"config file (default: {DEFAULT_CONFIG})")
+        if study_filter:
+            p.add_argument("--study", help="only this study")
 
     p = sub.add_parser("validate", help="check a config; print its cells and jobs per study")
-    with_config(p)
-    p.add_argument("--study", help="only this study")
+    with_config(p, study_filter=True)
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("cells", help="list the cells of a config: hash, study, task, method, N, seed, path")
-    with_config(p)
-    p.add_argument("--study", help="only this study")
+    with_config(p, study_filter=True)
     p.add_argument("--json", action="store_true", help="print each fully resolved cell as canonical JSON")
     p.set_defaults(func=cmd_cells)
 
@@ -231,13 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_episodes)
 
     p = sub.add_parser("estimate", help="the model calls, tokens and cost a config's LLM cells would need")
-    with_config(p)
-    p.add_argument("--study", help="only this study")
+    with_config(p, study_filter=True)
     p.set_defaults(func=cmd_estimate)
 
     p = sub.add_parser("status", help="cells done, pending and failed per study and method, and their cost so far")
-    with_config(p)
-    p.add_argument("--study", help="only this study")
+    with_config(p, study_filter=True)
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("prepare-model", help="convert a builtin model (shipped in a PyPI package) to a folder")

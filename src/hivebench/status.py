@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block, cell_path, digest
+from hivebench.cells import BLOCK_LOG, Block, cell_path, digest, path_fields
 from hivebench.models import token_cost
 from hivebench.runtime import stored_summary
 
@@ -20,7 +20,7 @@ COLUMNS = ("study", "method", "cells", "done", "pending", "failed", "llm_calls",
 
 
 def block_log(block: Block) -> Path:
-    return Path("logs") / Path(block.summary_path).relative_to("results").with_suffix(".log")
+    return Path(BLOCK_LOG.format(**path_fields(block.shared), first=block.first, last=block.last))
 
 
 def block_failed(block: Block) -> bool:
