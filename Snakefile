@@ -16,7 +16,10 @@ localrules:
     report,
 
 
+# Every block summary is a target too: one that is missing (damage found, a file deleted by hand) is
+# redone even where the reports are up to date, and everything after it follows.
 rule all:
     default_target: True
     input:
         [report_file(study, name) for study in STUDIES for name in REPORT_FILES],
+        list(BLOCK_BY_SUMMARY),

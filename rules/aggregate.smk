@@ -5,7 +5,7 @@ rule collect:
     input:
         study_block_summaries,
     output:
-        "results/{study}/episodes.parquet",
+        EPISODES_TABLE,
     params:
         prices=method_prices,
     script:
@@ -17,7 +17,7 @@ rule collect:
 
 rule scores:
     input:
-        episodes="results/{study}/episodes.parquet",
+        episodes=EPISODES_TABLE,
         anchors=ANCHORS,
     output:
         "results/{study}/scores.parquet",
@@ -30,7 +30,7 @@ rule scores:
 
 rule contrasts:
     input:
-        "results/{study}/episodes.parquet",
+        EPISODES_TABLE,
     output:
         "results/{study}/contrasts.parquet",
     params:

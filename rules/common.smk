@@ -5,26 +5,48 @@ import shlex
 import sys
 from pathlib import Path
 
-from hivebench.cells import BLOCK_LOG, BLOCK_SUMMARY, all_blocks, canonical_json
-from hivebench.config import ConfigError, validate
+from snakemake.logging import logger
+
+from hivebench.cells import BLOCK_LOG, BLOCK_SUMMARY, EPISODES_TABLE, all_blocks, canonical_json, rerun_damaged
+from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.models.builtin import BUILTIN, folder
 from hivebench.report import LOOPBENCH_FILES
 
 DEFAULT_CONFIG = "config/config.yaml"
 
-# A --configfile replaces the default study instead of being merged into it.
-if not workflow.configfiles:
-    configfile: DEFAULT_CONFIG
 
-CONFIG_SOURCE = workflow.configfiles[-1] if workflow.configfiles else "--config"
+def study_config():
+    """(source, validated config). `--config file=my.yaml` and the default are read here, so every
+    problem (YAML syntax and repeated keys included) is named with file and line, as `hivebench
+    validate` names it. A `--configfile` is read by Snakemake first (a YAML syntax error there gets
+    Snakemake's message, which names no file), then again here for keys given twice."""
+    if workflow.configfiles:
+        for path in workflow.configfiles:
+            read_yaml(path)
+        return str(workflow.configfiles[-1]), validate(config, str(workflow.configfiles[-1]))
+    if set(config) - {"file"}:
+        raise ConfigError("--config", ["give the study config as --config file=my.yaml (or --configfile my.yaml)"])
+    source = str(config.get("file", DEFAULT_CONFIG))
+    return source, load(source)
+
+
 try:
-    CONFIG = validate(config, CONFIG_SOURCE)
+    CONFIG_SOURCE, CONFIG = study_config()
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
 BLOCKS = all_blocks(CONFIG, Path(CONFIG_SOURCE).parent)
 STUDIES = list(BLOCKS)
 BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for block in blocks}
+
+# A finished block whose files cannot be trusted (a cell missing, changed after its job, or not a
+# whole Parquet file) reruns: its summary is removed here, and its job redoes exactly those cells.
+# `hivebench status` judges with the same Block.damage. Only where Snakemake plans the jobs: cluster
+# jobs read this file again.
+if workflow.is_main_process:
+    for block, damage in rerun_damaged(BLOCK_BY_SUMMARY.values()):
+        for path, problem in damage.items():
+            logger.warning(f"hivebench: {path}: {problem}; job {block.summary_path} reruns")
 
 # The CLI of the interpreter running Snakemake: the same environment that imported hivebench above.
 HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"

@@ -12,7 +12,7 @@ def report_output(name):
 
 rule report:
     input:
-        episodes="results/{study}/episodes.parquet",
+        episodes=EPISODES_TABLE,
         scores="results/{study}/scores.parquet",
         contrasts="results/{study}/contrasts.parquet",
     output:

@@ -12,8 +12,9 @@ import pytest
 from conftest import REPO
 
 from hivebench.cells import all_blocks, cell_path, digest
-from hivebench.config import validate
-from hivebench.runtime import CELL_KEY, HASH_KEY, SUMMARY_KEY, run_block, write_episode
+from hivebench.config import ConfigError, validate
+from hivebench.runtime import run_block, write_episode
+from hivebench.store import CELL_KEY, HASH_KEY, SUMMARY_KEY
 
 
 def first_cell(config, method="soft_fp", population=5, seed=3):
@@ -138,6 +139,10 @@ def test_a_wrong_conf_best_is_an_error_not_a_proximity_above_100(config):
     config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
                              "conf_best": 3}
     config["studies"]["tiny"]["tasks"] = ["k4"]
-    blocks = all_blocks(validate(config, "x.yaml"), Path("."))["tiny"]
+    with pytest.raises(ConfigError, match="tasks.k4.conf_best: 3 is wrong: the optimum is 2"):
+        validate(config, "x.yaml")  # found before any job
+    del config["tasks"]["k4"]["conf_best"]
+    cell = next(all_blocks(validate(config, "x.yaml"), Path("."))["tiny"][0].cells())
+    cell["task"]["params"]["conf_best"] = 3  # a cell given by hand (`hivebench episode --cell`) is checked too
     with pytest.raises(ValueError, match="conf_best = 3 is wrong: the optimum of this graph with 2 colours is 2"):
-        run_episode(next(blocks[0].cells()))
+        run_episode(cell)

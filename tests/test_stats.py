@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from hivebench.contrasts import paired_contrast
-from hivebench.scoring import AnchorError, load_anchors, normalise
+from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.stats import (
     bca_interval,
     bootstrap_means,

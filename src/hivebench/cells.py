@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from hivebench.config import Config
 from hivebench.registry import METHODS, TASKS
@@ -29,6 +29,7 @@ CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
 # The job's log (standard error: progress and errors), read back by `hivebench status`.
 BLOCK_LOG = "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
+EPISODES_TABLE = "results/{study}/episodes.parquet"  # a study's episodes, collected from its block summaries
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
 # scheduler resource a job holds (no effect on results).
 METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots", "resources")
@@ -68,6 +69,55 @@ class Block:
 
     def cells(self) -> Iterator[dict[str, Any]]:
         return (make_cell(self.shared, seed) for seed in self.seeds)
+
+    def damage(self) -> dict[str, str]:
+        """What cannot be trusted of this block's finished output, as {path: what is wrong}: a cell
+        file missing, changed after the job wrote the block summary, or not a whole Parquet file, or
+        such a summary. Judged from file times and Parquet's framing bytes (no file is parsed), so
+        Snakemake can ask it on every run; {} for a block that has not run (no summary)."""
+        try:
+            written = os.stat(self.summary_path).st_mtime_ns
+        except FileNotFoundError:
+            return {}
+        found = {self.summary_path: "not a whole Parquet file"} if not parquet_framed(self.summary_path) else {}
+        for cell in self.cells():
+            path = cell_path(cell)
+            try:
+                changed = os.stat(path).st_mtime_ns > written
+            except FileNotFoundError:
+                found[path] = "missing"
+                continue
+            if changed:
+                found[path] = "changed after its job finished"
+            elif not parquet_framed(path):
+                found[path] = "not a whole Parquet file"
+        return found
+
+
+def rerun_damaged(blocks: Iterable[Block]) -> Iterator[tuple[Block, dict[str, str]]]:
+    """Remove the summary of every finished block with damage (`Block.damage`), so that the block's
+    job reruns (every summary is a target of the workflow): it keeps the intact cells and redoes the
+    others. Yield each such block and its damage. A summary only indexes its cells' own metadata:
+    nothing computed is lost."""
+    for block in blocks:
+        damage = block.damage()
+        if damage:
+            Path(block.summary_path).unlink(missing_ok=True)
+            yield block, damage
+
+
+def parquet_framed(path: str) -> bool:
+    """Whether a file starts and ends with Parquet's magic bytes: a truncated file, or one overwritten
+    with something else, does not."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(4)
+            if stream.seek(0, os.SEEK_END) < 12:  # the two magic numbers and a footer length at least
+                return False
+            stream.seek(-4, os.SEEK_END)
+            return head == b"PAR1" and stream.read(4) == b"PAR1"
+    except OSError:  # shorter than 4 bytes (seek before the start), unreadable, or gone
+        return False
 
 
 class CellError(ValueError):

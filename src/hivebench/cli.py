@@ -141,9 +141,9 @@ def cmd_prepare_model(args: argparse.Namespace) -> int:
 def cmd_scores(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from hivebench.runtime import write_table
+    from hivebench.store import write_table
     from hivebench.scores import score_table
-    from hivebench.scoring import load_anchors
+    from hivebench.anchors import load_anchors
 
     episodes = pd.read_parquet(args.episodes)
     table = score_table(episodes, args.resamples, args.confidence, args.bootstrap_seed, load_anchors(args.anchors), args.interval)
@@ -157,7 +157,7 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
 
     from hivebench.contrasts import contrast_table
     from hivebench.registry import SUITE_METRICS
-    from hivebench.runtime import write_table
+    from hivebench.store import write_table
 
     spec = json.loads(args.spec)
     episodes = pd.read_parquet(args.episodes)
@@ -201,7 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def with_config(p: argparse.ArgumentParser, study_filter: bool = False) -> None:
-        p.add_argument("--config", "-c", default=DEFAULT_CONFIG, help=f"config file (default: {DEFAULT_CONFIG})")
+        # As people type it (`hivebench validate my.yaml`) or as a flag (`-c my.yaml`).
+        p.add_argument("config_file", nargs="?", metavar="CONFIG", help=f"config file (default: {DEFAULT_CONFIG})")
+        p.add_argument("--config", "-c", help="config file, as a flag")
         if study_filter:
             p.add_argument("--study", help="only this study")
 
@@ -278,9 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     from hivebench.tasks.graphs import GraphError
 
     from hivebench.models import BackendError
-    from hivebench.scoring import AnchorError
+    from hivebench.anchors import AnchorError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if hasattr(args, "config_file"):
+        if args.config_file and args.config and args.config_file != args.config:
+            parser.error(f"two config files given: {args.config_file} and --config {args.config}")
+        args.config = args.config_file or args.config or DEFAULT_CONFIG
     # Progress of long episodes (rounds, calls, tokens) goes to standard error: the job's log.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per HTTP request otherwise

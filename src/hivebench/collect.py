@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hivebench.models import token_cost
-from hivebench.runtime import write_atomic
+from hivebench.store import write_atomic
 
 
 def collect(

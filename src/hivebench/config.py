@@ -7,7 +7,9 @@ Used by the Snakefile at parse time and by `hivebench validate`, so it imports n
 from __future__ import annotations
 
 import copy
+import math
 import os
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -18,6 +20,10 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 Config = dict[str, Any]
+
+# Limits that no schema keyword can state (README, "Limits").
+MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has that many rows, and N more)
+MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
 
 
 class ConfigError(ValueError):
@@ -30,14 +36,77 @@ class ConfigError(ValueError):
         super().__init__(f"invalid hivebench configuration {source}:\n{lines}")
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last one:
+    a second `studies:` block would silently replace the first)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.setdefault(key, key_node)
+            except TypeError:  # an unhashable key; PyYAML's own error says so
+                break
+            if first is not key_node:
+                problem = f"the key {key!r} is given a second time (first on line {first.start_mark.line + 1})"
+                raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML file's content; ConfigError naming the file (and line) for anything that is not a
+    readable file of well-formed UTF-8 YAML without repeated keys."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        raise ConfigError(str(path), ["not a regular file"])
+    try:
+        with path.open("rb") as stream:  # bytes: PyYAML reports bad UTF-8 with its position and the file
+            return yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+    except FileNotFoundError:
+        raise ConfigError(str(path), ["file not found"]) from None
+    except OSError as exc:
+        raise ConfigError(str(path), [f"cannot be read: {exc.strerror}"]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
+
+
 @cache
 def _schema() -> dict[str, Any]:
     text = resources.files("hivebench").joinpath("schema/config.schema.yaml").read_text()
     return yaml.safe_load(text)
 
 
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """3 is an integer, 3.0 is not (JSON Schema would take it): it would reach paths and ranges."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker: Any, instance: Any) -> bool:
+    """A finite number: NaN passes every minimum and maximum, and neither NaN nor inf is a setting."""
+    if isinstance(instance, bool) or not isinstance(instance, (int, float)):
+        return False
+    return isinstance(instance, int) or math.isfinite(instance)
+
+
+@cache
+def _python_regex(pattern: str) -> re.Pattern[str]:
+    # JSON Schema patterns are ECMA-262, whose `$` matches only at the very end; Python's `$` also
+    # matches before a final newline, which would let "random\n" through as a name. (The schema's
+    # patterns put `$` only at their ends, never inside a character class.)
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
+
+
+def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _python_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
 def _with_defaults(validator_class: type) -> type:
-    """A validator that fills `default` values in, as it validates (jsonschema FAQ recipe)."""
+    """A validator that fills `default` values in, as it validates (jsonschema FAQ recipe), with
+    strict integers, finite numbers and ECMA-262 patterns."""
     validate_properties = validator_class.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, schema) -> Iterator[ValidationError]:
@@ -47,7 +116,10 @@ def _with_defaults(validator_class: type) -> type:
                     instance.setdefault(name, copy.deepcopy(subschema["default"]))
         yield from validate_properties(validator, properties, instance, schema)
 
-    return validators.extend(validator_class, {"properties": set_defaults})
+    type_checker = validator_class.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+    return validators.extend(
+        validator_class, {"properties": set_defaults, "pattern": _ecma_pattern}, type_checker=type_checker
+    )
 
 
 _FillingValidator = _with_defaults(Draft202012Validator)
@@ -65,7 +137,15 @@ def _describe(error: ValidationError) -> str:
     # oneOf/anyOf errors say only "is not valid under any of the given schemas": show the closest branch.
     if error.context:
         error = best_match(error.context)
-    return f"{key_path(error.absolute_path)}: {error.message}"
+    message = error.message
+    value = error.instance
+    if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):
+        message = f"{value} is not a finite number"
+    elif error.validator == "type" and isinstance(value, float) and "integer" in str(error.validator_value):
+        message = f"{value!r} is not an integer" + (f" (write {int(value)})" if value.is_integer() else "")
+    elif error.validator in ("pattern", "maxLength") and "description" in error.schema:
+        message = f"{message}: {error.schema['description']}"
+    return f"{key_path(error.absolute_path)}: {message}"
 
 
 def _consequence(error: ValidationError, errors: list[ValidationError]) -> bool:
@@ -95,14 +175,7 @@ def validate(config: Config, source: str) -> Config:
 
 def load(path: str | Path) -> Config:
     """Read a YAML configuration file and validate it."""
-    path = Path(path)
-    try:
-        with path.open() as stream:  # a stream, so YAML errors name the file
-            raw = yaml.safe_load(stream)
-    except FileNotFoundError:
-        raise ConfigError(str(path), ["file not found"]) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
+    raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise ConfigError(str(path), ["the top level must be a mapping with tasks, methods and studies"])
     return validate(raw, str(path))
@@ -112,6 +185,17 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     # Imported here: graph checks live with the task, which is stdlib-only as well.
     from hivebench.tasks.graphs import GraphError, resolve_graph
 
+    yield from _name_problems(config)
+    if "anchors" in config:
+        yield from _anchor_problems(base / config["anchors"], "anchors")
+    graphs = {}
+    for name, task in config["tasks"].items():
+        try:
+            graphs[name] = resolve_graph(task["graph"], base)
+        except GraphError as exc:
+            yield f"tasks.{name}.graph: {exc}"
+            continue
+        yield from _conf_best_problems(f"tasks.{name}", task, graphs[name])
     for study_name, study in config["studies"].items():
         where = f"studies.{study_name}"
         for i, task in enumerate(study["tasks"]):
@@ -123,52 +207,150 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     f"{where}.methods[{i}]: unknown method {method!r} "
                     f"(defined: {', '.join(sorted(config['methods']))})"
                 )
-        contrasts = study.get("contrasts", {})
-        named = ([contrasts["reference"]] if "reference" in contrasts else []) + [
-            m for pair in contrasts.get("pairs", []) for m in pair
-        ]
-        for name in dict.fromkeys(named):
-            if name not in study["methods"]:
-                yield f"{where}.contrasts: {name!r} is not one of this study's methods ({', '.join(study['methods'])})"
-        if "weights" in contrasts:
-            from hivebench.registry import TASKS
-
-            kinds = [config["tasks"][t]["kind"] for t in study["tasks"] if t in config["tasks"]]
-            suites = {TASKS[kind].suite for kind in kinds}
-            for suite in sorted(suites ^ set(contrasts["weights"])):
-                problem = "has no weight" if suite in suites else "is not a suite of this study"
-                yield f"{where}.contrasts.weights: {suite!r} {problem} (suites: {', '.join(sorted(suites))})"
         for name in study.get("method_seeds", {}):
             if name not in study["methods"]:
                 yield f"{where}.method_seeds.{name}: not one of this study's methods ({', '.join(study['methods'])})"
+        yield from _contrast_problems(config, study_name)
         populations = study.get("populations")
         for task_name in study["tasks"]:
-            task = config["tasks"].get(task_name)
-            if task is None:
+            graph = graphs.get(task_name)
+            if graph is None:
                 continue
-            try:
-                graph = resolve_graph(task["graph"], base)
-            except GraphError as exc:
-                yield f"tasks.{task_name}.graph: {exc}"
+            task = config["tasks"][task_name]
+            if graph.fixed_size is not None:
+                sizes = [graph.fixed_size]
+            elif populations is None:
+                yield f"{where}.populations: required, task {task_name!r} takes its size from it"
                 continue
-            if graph.fixed_size is None:
-                if populations is None:
-                    yield f"{where}.populations: required, task {task_name!r} takes its size from it"
-                    continue
+            else:
+                sizes = populations
                 for i, n in enumerate(populations):
                     if n < 3:
                         yield f"{where}.populations[{i}]: a cycle needs at least 3 nodes, got {n} (task {task_name!r})"
-            if graph.fixed_size is not None and "conf_best" not in task and not graph.brute_force_feasible(
-                task["colors"]
-            ):
-                yield (
-                    f"tasks.{task_name}.conf_best: required for a graph of {graph.fixed_size} nodes "
-                    f"and {task['colors']} colours (too large to compute exactly)"
-                )
+                    elif "conf_best" in task:
+                        yield from _cycle_conf_best_problem(f"tasks.{task_name}.conf_best", task, n)
+            for n in sizes:
+                if n * task["steps"] > MAX_AGENT_STEPS:
+                    yield (
+                        f"{where}: task {task_name!r} at N = {n} with {task['steps']} steps is "
+                        f"{n * task['steps']:,} agent-steps in one episode; the limit is {MAX_AGENT_STEPS:,}"
+                    )
+    jobs = sum(_job_count(config, study) for study in config["studies"].values())
+    if jobs > MAX_JOBS:
+        yield (
+            f"studies: the config expands to {jobs:,} jobs; the limit is {MAX_JOBS:,} "
+            "(raise the methods' seeds_per_job: a job runs a block of seeds)"
+        )
     used = {m for study in config["studies"].values() for m in study["methods"]}
     for name in sorted(used & set(config["methods"])):
         if config["methods"][name]["kind"] == "llm":
             yield from _llm_problems(f"methods.{name}", config["methods"][name], base)
+
+
+# Snakemake refuses a wildcard value that ends in a piece repeated 20 times or more (it takes it for a
+# rule matching its own output forever): a name like that could never run.
+_PERIODIC = re.compile(r"(.+)\1{19,}\Z")
+
+
+def _name_problems(config: Config) -> Iterator[str]:
+    for section in ("tasks", "methods", "studies"):
+        for name in config[section]:
+            match = _PERIODIC.search(name)
+            if match:
+                yield (
+                    f"{section}.{name}: the name ends in {match.group(1)!r} repeated "
+                    f"{len(match.group(0)) // len(match.group(1))} times, which Snakemake refuses in a wildcard"
+                )
+
+
+def _anchor_problems(path: Path, where: str) -> Iterator[str]:
+    from hivebench.anchors import load_anchors
+
+    try:
+        load_anchors(path)
+    except ConfigError as exc:
+        yield from (f"{where}: {path}: {problem}" for problem in exc.problems)
+
+
+def _conf_best_problems(where: str, task: dict[str, Any], graph: Any) -> Iterator[str]:
+    """A fixed graph's conf_best: at most its number of edges, and the exact optimum where the graph
+    is small enough to search (numpy is imported only then)."""
+    if graph.fixed_size is None:
+        return
+    if "conf_best" not in task:
+        if not graph.brute_force_feasible(task["colors"]):
+            yield (
+                f"{where}.conf_best: required for a graph of {graph.fixed_size} nodes "
+                f"and {task['colors']} colours (too large to compute exactly)"
+            )
+        return
+    given = task["conf_best"]
+    if given > len(graph.edges):
+        yield f"{where}.conf_best: {given} is more than the graph's {len(graph.edges)} edges"
+    elif graph.brute_force_feasible(task["colors"]):
+        import numpy as np
+
+        from hivebench.tasks.coloring import exact_conf_best
+
+        exact = exact_conf_best(np.asarray(graph.edges), graph.fixed_size, task["colors"])
+        if given != exact:
+            yield f"{where}.conf_best: {given} is wrong: the optimum is {exact} (leave conf_best out to use it)"
+
+
+def _cycle_conf_best_problem(where: str, task: dict[str, Any], n: int) -> Iterator[str]:
+    from hivebench.tasks.graphs import cycle_conf_best
+
+    exact = cycle_conf_best(n, task["colors"])
+    if task["conf_best"] != exact:
+        yield (
+            f"{where}: {task['conf_best']} is wrong for C{n} with {task['colors']} colours: the optimum is "
+            f"{exact} (leave conf_best out to use it)"
+        )
+
+
+def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
+    from hivebench.registry import SUITE_METRICS, TASKS
+
+    study = config["studies"][study_name]
+    where = f"studies.{study_name}.contrasts"
+    contrasts = study.get("contrasts", {})
+    named = ([contrasts["reference"]] if "reference" in contrasts else []) + [
+        m for pair in contrasts.get("pairs", []) for m in pair
+    ]
+    for name in dict.fromkeys(named):
+        if name not in study["methods"]:
+            yield f"{where}: {name!r} is not one of this study's methods ({', '.join(study['methods'])})"
+    for i, (a, b) in enumerate(contrasts.get("pairs", [])):
+        if a == b:
+            yield f"{where}.pairs[{i}]: a method contrasted with itself ({a!r}) is zero by construction"
+    if "reference" in contrasts and len(study["methods"]) < 2:
+        yield f"{where}.reference: the study has no other method to contrast with {contrasts['reference']!r}"
+    suites = {TASKS[config["tasks"][t]["kind"]].suite for t in study["tasks"] if t in config["tasks"]}
+    metrics = sorted({m.name for suite in suites for m in SUITE_METRICS[suite]})
+    for i, metric in enumerate(contrasts.get("metrics", [])):
+        if metric not in metrics:
+            yield f"{where}.metrics[{i}]: {metric!r} is not a metric of this study's suites ({', '.join(metrics)})"
+    if "weights" in contrasts:
+        for suite in sorted(suites ^ set(contrasts["weights"])):
+            problem = "has no weight" if suite in suites else "is not a suite of this study"
+            yield f"{where}.weights: {suite!r} {problem} (suites: {', '.join(sorted(suites))})"
+
+
+def _job_count(config: Config, study: dict[str, Any]) -> int:
+    """How many job blocks a study expands to (cells.study_blocks makes them), without making them."""
+    sizes = 0
+    for task_name in study["tasks"]:
+        if task_name in config["tasks"]:
+            graph = config["tasks"][task_name]["graph"]
+            sizes += 1 if graph != "cycle" else len(study.get("populations", []))
+    blocks = 0
+    for method in study["methods"]:
+        if method not in config["methods"]:
+            continue
+        per_job = config["methods"][method]["seeds_per_job"]
+        seeds = study.get("method_seeds", {}).get(method, study["seeds"])
+        blocks += -(-seeds // per_job) if isinstance(seeds, int) else len({s // per_job for s in seeds})
+    return sizes * blocks
 
 
 def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[str]:
@@ -191,5 +373,31 @@ def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[st
         )
     notes = method.get("initial_notes", {})
     for key in ("file", "episode"):
-        if key in notes and not (base / notes[key]).is_file():
-            yield f"{where}.initial_notes.{key}: no such file: {base / notes[key]}"
+        if key not in notes:
+            continue
+        path = base / notes[key]
+        if not path.is_file():
+            yield f"{where}.initial_notes.{key}: {'not a regular file' if path.exists() else 'no such file'}: {path}"
+        elif key == "file":
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield f"{where}.initial_notes.file: {path} is not UTF-8 text (byte {exc.start})"
+        else:
+            yield from _notes_episode_problems(f"{where}.initial_notes.episode", path)
+
+
+def _notes_episode_problems(where: str, path: Path) -> Iterator[str]:
+    """An episode whose final notes seed another method's agents: an LLM episode's Parquet file.
+    (pyarrow is imported only for a config that names one.)"""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        columns = set(pq.read_schema(path).names)
+    except (pa.ArrowException, OSError) as exc:
+        yield f"{where}: {path} is not a readable Parquet file ({exc})"
+        return
+    missing = {"step", "agent", "notes"} - columns
+    if missing:
+        yield f"{where}: {path} has no {', '.join(sorted(missing))} column (an LLM method's episode file has them)"

@@ -3,24 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hivebench import __version__
 from hivebench.cells import calls_path, canonical_json, cell_path, digest, make_cell, path_fields, split_spec
 from hivebench.registry import METHODS, TASKS
 from hivebench.seeding import stream
-
-CELL_KEY = b"hivebench.cell"
-HASH_KEY = b"hivebench.cell_hash"
-SUMMARY_KEY = b"hivebench.summary"
-VERSION_KEY = b"hivebench.version"
+from hivebench.store import CELL_KEY, HASH_KEY, SUMMARY_KEY, VERSION_KEY, reap_temps, verified_summary, write_atomic
 
 
 def graph_label(cell: dict[str, Any]) -> str:
@@ -58,27 +51,6 @@ def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
     return table, {"graph": graph_label(cell), **task.metrics(), **usage}
 
 
-def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
-    """Write a Parquet file under a temporary name in the same folder, then rename it into place."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if metadata:
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_table(frame: Any, path: str | Path) -> None:
-    """A pandas DataFrame to Parquet, atomically."""
-    write_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)
-
-
 def write_episode(cell: dict[str, Any], path: str | Path) -> dict[str, Any]:
     """Run a cell and write its Parquet, with the resolved cell and summary in the file metadata."""
     table, summary = run_episode(cell)
@@ -95,34 +67,25 @@ def write_episode(cell: dict[str, Any], path: str | Path) -> dict[str, Any]:
     return summary
 
 
-def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
-    """The summary of an existing episode file for this exact cell, else None (missing or stale)."""
-    try:
-        metadata = pq.read_schema(path).metadata or {}
-    except (FileNotFoundError, pa.ArrowInvalid):
-        return None
-    if metadata.get(HASH_KEY, b"").decode() != cell_hash:
-        return None
-    return json.loads(metadata[SUMMARY_KEY])
-
-
 def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
     return {**path_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
 
 
 def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
-    """Run every cell of a job block that is not already on disk with the same hash.
+    """Run every cell of a job block that is not already on disk, whole and with the same hash.
 
     Each cell gets its own Parquet file next to the block summary; the block summary holds one row per
     cell, so collecting a study never opens a trajectory. Returns how many cells were computed.
     """
     shared, seeds = split_spec(spec)
+    cells = [make_cell(shared, seed) for seed in seeds]
+    for cell in cells:  # what killed runs of this block left, also beside cells that are kept
+        reap_temps(cell_path(cell))
     rows, computed = [], 0
-    for seed in seeds:
-        cell = make_cell(shared, seed)
+    for cell in cells:
         cell_hash = digest(cell)
         path = cell_path(cell)
-        summary = stored_summary(path, cell_hash)
+        summary = verified_summary(path, cell_hash)
         if summary is None:
             summary = write_episode(cell, path)
             computed += 1

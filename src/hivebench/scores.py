@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.registry import SUITE_METRICS
-from hivebench.scoring import normalise
+from hivebench.anchors import normalise
 from hivebench.stats import mean_ci
 
 SCORE_KEYS = ["suite", "task", "method", "population"]

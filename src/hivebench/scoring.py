@@ -1,12 +1,8 @@
-"""Metrics: LoopBench's Proximity and Stability, the metrics each suite reports, and normalisation of
-raw scores by frozen anchors (config/anchors.yaml)."""
+"""Metrics: LoopBench's Proximity and Stability."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import yaml
 
 WINDOWS = ("from_initial", "after_steps")
 
@@ -41,32 +37,3 @@ def stability(window: np.ndarray) -> float:
     """100 - (number of steps that increased the conflicts) / (T - 1) * 100."""
     increases = int(np.count_nonzero(np.diff(window) > 0))
     return float(100.0 - increases / (len(window) - 1) * 100.0)
-
-
-class AnchorError(KeyError):
-    """A normalised aggregate needs an anchor that config/anchors.yaml does not have."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-def load_anchors(path: str | Path) -> dict[tuple[str, str, int], tuple[float, str]]:
-    """(suite, task, population) -> (anchor value, provenance) from an anchors file."""
-    data = yaml.safe_load(Path(path).read_text()) or {}
-    anchors = {}
-    for suite, tasks in data.items():
-        for task, populations in tasks.items():
-            for population, entry in populations.items():
-                if not isinstance(entry, dict) or not {"value", "provenance"} <= set(entry):
-                    raise ValueError(f"{path}: {suite}.{task}.{population}: needs value and provenance")
-                anchors[(suite, task, int(population))] = (float(entry["value"]), str(entry["provenance"]))
-    return anchors
-
-
-def normalise(raw: float, suite: str, task: str, population: int, anchors: dict[tuple[str, str, int], tuple[float, str]]) -> float:
-    """A raw score divided by its frozen anchor; a missing anchor is an error, never a silent 1.0."""
-    try:
-        value, _ = anchors[(suite, task, population)]
-    except KeyError:
-        raise AnchorError(f"no anchor for {suite}/{task} at N={population} in config/anchors.yaml") from None
-    return raw / value

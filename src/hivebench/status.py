@@ -14,7 +14,7 @@ from typing import Any
 
 from hivebench.cells import BLOCK_LOG, Block, cell_path, digest, path_fields
 from hivebench.models import token_cost
-from hivebench.runtime import stored_summary
+from hivebench.store import stored_summary
 
 COLUMNS = ("study", "method", "cells", "done", "pending", "failed", "llm_calls", "input_tokens", "output_tokens", "cost_usd")
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from hivebench import scoring
-from hivebench.tasks.graphs import BRUTE_FORCE_LIMIT, cycle_edges
+from hivebench.tasks.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
 
 
 @dataclass(frozen=True)
@@ -56,10 +56,6 @@ def _exact_conf_best(edge_list: tuple[tuple[int, int], ...], n: int, colors: int
         conflicts = np.count_nonzero(assignment[:, edges[:, 0]] == assignment[:, edges[:, 1]], axis=1)
         best = min(best, int(conflicts.min()))
     return best
-
-
-def cycle_conf_best(n: int, colors: int) -> int:
-    return 1 if colors == 2 and n % 2 == 1 else 0
 
 
 class ColoringTask:

@@ -11,6 +11,7 @@ Edge = tuple[int, int]
 
 # Largest c**n searched exhaustively for conf_best (a few seconds of numpy at most).
 BRUTE_FORCE_LIMIT = 2**22
+MAX_NODE = 99_999  # node numbers of a fixed graph: at most the largest population (README, "Limits")
 
 
 class GraphError(ValueError):
@@ -38,6 +39,11 @@ class GraphSpec:
         return "cycle" if self.edges is None else [list(e) for e in self.edges]
 
 
+def cycle_conf_best(n: int, colors: int) -> int:
+    """The fewest conflicting edges of C_n with `colors` colours: one for an odd cycle with two."""
+    return 1 if colors == 2 and n % 2 == 1 else 0
+
+
 def cycle_edges(n: int) -> list[Edge]:
     if n < 3:
         raise GraphError(f"a cycle needs at least 3 nodes, got {n}")
@@ -61,16 +67,26 @@ def _canonical_edges(pairs: list[list[int]] | list[Edge], where: str) -> tuple[E
 
 
 def read_edges_file(path: Path) -> list[Edge]:
-    """One edge per line as `u v` or `u,v`; `#` starts a comment."""
+    """One edge per line as `u v` or `u,v`; `#` starts a comment. Errors name the file and line but
+    never quote it: a mistyped path may point at a file that is nobody's business."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GraphError(f"{path}: not UTF-8 text (byte {exc.start}); expected one edge 'u v' per line") from None
+    except OSError as exc:
+        raise GraphError(f"{path}: cannot be read ({exc.strerror})") from None
     pairs = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.split("#", 1)[0].strip()
         if not line:
             continue
         fields = [f for f in re.split(r"[,\s]+", line) if f]
-        if len(fields) != 2 or not all(f.isdigit() for f in fields):
-            raise GraphError(f"{path}:{lineno}: expected two node numbers, got {line!r}")
-        pairs.append((int(fields[0]), int(fields[1])))
+        if len(fields) != 2 or not all(f.isascii() and f.isdigit() for f in fields):
+            raise GraphError(f"{path}:{lineno}: expected two node numbers separated by a space or a comma")
+        u, v = int(fields[0]), int(fields[1])
+        if max(u, v) > MAX_NODE:
+            raise GraphError(f"{path}:{lineno}: node {max(u, v)} is above the largest node number, {MAX_NODE}")
+        pairs.append((u, v))
     if not pairs:
         raise GraphError(f"{path}: no edges")
     return pairs
@@ -85,6 +101,8 @@ def resolve_graph(spec: Any, base: Path) -> GraphSpec:
     path = Path(spec["edges_file"])
     if not path.is_absolute():
         path = base / path
-    if not path.is_file():
+    if not path.exists():
         raise GraphError(f"edges_file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise GraphError(f"edges_file {str(path)!r} is not a regular file")
     return GraphSpec(edges=_canonical_edges(read_edges_file(path), str(path)))

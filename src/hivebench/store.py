@@ -1,0 +1,106 @@
+"""Result files on disk: atomic writes that honour the umask, stale temporary files reaped, and
+reading back a cell file only when it is whole.
+
+A file is written as `.<name>.<random>.tmp` beside its target and renamed into place, so a reader
+sees the old file or the new one, never half of one. A job killed mid-write (kill -9, OOM) leaves its
+temporary file behind: the next write of the same target, and the next run of the cell's job block,
+removes every `.<name>.*.tmp` of that target. Parquet files carry page checksums (CRC32), so a file
+damaged in place is caught when read in full (`read_verified`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+CELL_KEY = b"hivebench.cell"
+HASH_KEY = b"hivebench.cell_hash"
+SUMMARY_KEY = b"hivebench.summary"
+VERSION_KEY = b"hivebench.version"
+
+
+def temp_files(path: str | Path) -> list[Path]:
+    """The temporary files that writes of `path` left behind."""
+    path = Path(path)
+    return [Path(p) for p in glob.glob(glob.escape(str(path.parent / f".{path.name}.")) + "*.tmp")]
+
+
+def reap_temps(path: str | Path) -> None:
+    """Remove what killed writes of `path` left; only one job ever writes a given target."""
+    for temp in temp_files(path):
+        with contextlib.suppress(FileNotFoundError, PermissionError):  # a read-only folder fails at the write
+            temp.unlink()
+
+
+def _write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        reap_temps(path)
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        # Created as any new file is (0666 less the umask): mkstemp's 0600 would survive the rename and
+        # keep colleagues on a shared filesystem from reading results.
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write {path}: {exc.strerror}") from None
+    try:
+        write(temp)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
+    """Write a Parquet file (with page checksums) under a temporary name, then rename it into place."""
+    if metadata:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    _write_atomic(path, lambda temp: pq.write_table(table, temp, write_page_checksum=True))
+
+
+def write_table(frame: Any, path: str | Path) -> None:
+    """A pandas DataFrame to Parquet, atomically."""
+    write_atomic(pa.Table.from_pandas(frame, preserve_index=False), path)
+
+
+def write_json(value: Any, path: str | Path) -> None:
+    """A small JSON document, atomically."""
+    _write_atomic(path, lambda temp: temp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8"))
+
+
+def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
+    """The summary in an episode file's metadata if the file is for this exact cell, else None
+    (missing, stale or unreadable). Reads the footer only."""
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+        if metadata.get(HASH_KEY, b"").decode() != cell_hash:
+            return None
+        return json.loads(metadata[SUMMARY_KEY])
+    except (OSError, pa.ArrowException, KeyError, ValueError):
+        return None
+
+
+def read_verified(path: str | Path) -> pa.Table:
+    """The whole file, every page checked against its checksum; an OSError or ArrowException if any
+    part of it is damaged."""
+    return pq.read_table(path, page_checksum_verification=True)
+
+
+def verified_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
+    """`stored_summary`, for a file that also reads back whole: what a job block may keep."""
+    summary = stored_summary(path, cell_hash)
+    if summary is None:
+        return None
+    try:
+        read_verified(path)
+    except (OSError, pa.ArrowException):
+        return None
+    return summary
