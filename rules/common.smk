@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import BLOCK_LOG, BLOCK_SUMMARY, EPISODES_TABLE, all_blocks, canonical_json, rerun_damaged
+from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, all_blocks, canonical_json, rerun_damaged
 from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.models.builtin import BUILTIN, folder
 from hivebench.report import LOOPBENCH_FILES

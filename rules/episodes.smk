@@ -28,6 +28,7 @@ rule episodes:
         slurm_extra=block_resource("slurm_extra"),
         **SLOT_RESOURCES,
     log:
-        BLOCK_LOG,
+        stderr=BLOCK_LOG,
+        record=BLOCK_RECORD,
     shell:
-        "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} 2> {log:q}"
+        "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} --record {log.record:q} 2> {log.stderr:q}"

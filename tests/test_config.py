@@ -152,3 +152,155 @@ def test_contrasts_must_name_the_study_methods(config, tmp_path):
     config["studies"]["tiny"]["contrasts"]["weights"] = {"swarmbench": 1}
     message = problems_of(config, tmp_path)
     assert "'loopbench' has no weight" in message and "'swarmbench' is not a suite of this study" in message
+
+
+# One test per cause of the fault-injection probe of issue 9 (not per example).
+
+def _set(path, value):
+    def mutate(config):
+        node = config
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+    return mutate
+
+
+@pytest.mark.parametrize(
+    "mutate,message",
+    [
+        # integers written as floats: JSON Schema's `integer` takes 3.0
+        (_set(("studies", "tiny", "seeds"), 3.0), "studies.tiny.seeds: 3.0 is not an integer (write 3)"),
+        (_set(("methods", "soft_fp", "seeds_per_job"), 100.0), "methods.soft_fp.seeds_per_job: 100.0 is not an integer"),
+        (_set(("tasks", "cycle", "steps"), 2.5), "tasks.cycle.steps: 2.5 is not an integer"),
+        # NaN and infinities pass minimum and maximum
+        (_set(("methods", "soft_fp", "p"), float("nan")), "methods.soft_fp.p: nan is not a finite number"),
+        (_set(("report", "confidence"), float("nan")), "report.confidence: nan is not a finite number"),
+        (_set(("prices",), {"m": {"input": float("inf"), "output": 1}}), "prices.m.input: inf is not a finite number"),
+        # upper bounds
+        (_set(("studies", "tiny", "seeds"), 10**9), "studies.tiny.seeds: 1000000000 is greater than the maximum of 1000000"),
+        (_set(("studies", "tiny", "seeds"), [2**63]), "studies.tiny.seeds[0]: 9223372036854775808 is greater than the maximum of 4294967295"),
+        (_set(("studies", "tiny", "populations"), [3, 10**6]), "studies.tiny.populations[1]: 1000000 is greater than the maximum of 100000"),
+        (_set(("tasks", "cycle", "colors"), 10**6), "tasks.cycle.colors: 1000000 is greater than the maximum of 256"),
+        (_set(("report", "bootstrap_resamples"), 10**12), "report.bootstrap_resamples: 1000000000000 is greater than the maximum of 1000000"),
+        (_set(("tasks", "cycle", "graph"), {"edges": [[0, 10**9]]}), "tasks.cycle.graph.edges[0][1]: 1000000000 is greater than the maximum of 99999"),
+        (_set(("tasks", "cycle", "steps"), 10**6), "tasks.cycle.steps: 1000000 is greater than the maximum of 10000"),
+        # names: Python's `$` matches before a final newline; lengths
+        (_set(("methods", "random\n"), {"kind": "random"}), "methods: 'random\\n' does not match"),
+        (_set(("studies", "x" * 65), {"tasks": ["cycle"], "methods": ["random"], "populations": [3], "seeds": 1}),
+         "is too long"),
+        # references between keys
+        (_set(("studies", "tiny", "contrasts"), {"pairs": [["random", "random"]]}),
+         "studies.tiny.contrasts.pairs[0]: a method contrasted with itself ('random')"),
+        (_set(("studies", "tiny", "contrasts"), {"reference": "random", "metrics": ["proximty"]}),
+         "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites (proximity, stability)"),
+        (_set(("tasks", "cycle", "conf_best"), 2), "tasks.cycle.conf_best: 2 is wrong for C3 with 2 colours: the optimum is 1"),
+        (_set(("anchors",), "missing.yaml"), "anchors: "),
+    ],
+)
+def test_each_cause_is_stopped_with_the_key_named(config, tmp_path, mutate, message):
+    mutate(config)
+    assert message in problems_of(config, tmp_path)
+
+
+def test_bounds_that_span_keys(config, tmp_path):
+    config["studies"]["tiny"]["populations"] = [100000]
+    config["tasks"]["cycle"]["steps"] = 1000
+    assert "is 100,000,000 agent-steps in one episode; the limit is 10,000,000" in problems_of(config, tmp_path)
+    config["studies"]["tiny"]["populations"] = [3]
+    config["studies"]["tiny"]["seeds"] = 1000000
+    config["methods"]["random"]["seeds_per_job"] = 1
+    assert "the config expands to 1,200,000 jobs; the limit is 100,000" in problems_of(config, tmp_path)
+
+
+def test_the_job_count_bound_counts_the_jobs_the_workflow_makes(config):
+    from hivebench.config import _job_count
+
+    config["studies"]["tiny"]["method_seeds"] = {"random": [0, 3, 7, 12]}
+    config["tasks"]["k3"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [1, 2], [0, 2]]}}
+    config["studies"]["tiny"]["tasks"].append("k3")
+    filled = validate(config, "x.yaml")
+    assert _job_count(filled, filled["studies"]["tiny"]) == len(all_blocks(filled, REPO)["tiny"]) == 3 * (3 + 2)
+
+
+def test_a_name_snakemake_would_take_for_a_runaway_wildcard(config, tmp_path):
+    config["methods"]["ab" * 20] = {"kind": "random"}
+    assert "the name ends in 'ab' repeated 20 times" in problems_of(config, tmp_path)
+
+
+def test_repeated_keys_are_refused_with_file_and_line(tmp_path):
+    text = yaml.safe_dump(tiny_config_dict(), sort_keys=False)
+    path = tmp_path / "twice.yaml"
+    path.write_text(text + "studies:\n  other: {tasks: [cycle], methods: [random], populations: [3], seeds: 1}\n")
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    lines = text.splitlines()
+    first = lines.index("studies:") + 1
+    assert f"the key 'studies' is given a second time (first on line {first})" in str(info.value)
+    assert f'in "{path}", line {len(lines) + 1}' in str(info.value)
+
+
+def tiny_config_dict():
+    from conftest import tiny_config
+
+    return tiny_config()
+
+
+def test_undecodable_bytes_are_named_not_a_traceback(config, tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(yaml.safe_dump(config).encode() + b"# caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"not valid YAML: unacceptable character #x00e9: invalid continuation byte") as info:
+        load(path)
+    assert str(path) in str(info.value)
+    (tmp_path / "g.txt").write_bytes(b"0 1\n1 2\n\xff\xfe 0\n")
+    config["tasks"]["g"] = {"kind": "coloring", "graph": {"edges_file": "g.txt"}}
+    assert "tasks.g.graph: " + str(tmp_path / "g.txt") + ": not UTF-8 text (byte 8)" in problems_of(config, tmp_path)
+
+
+def test_an_edges_file_that_is_a_folder_or_holds_secrets(config, tmp_path):
+    (tmp_path / "edges").mkdir()
+    config["tasks"]["g"] = {"kind": "coloring", "graph": {"edges_file": "edges"}}
+    assert "is not a regular file" in problems_of(config, tmp_path)
+    (tmp_path / "edges.txt").write_text("API_KEY=sk-secret-value\n")
+    config["tasks"]["g"]["graph"] = {"edges_file": "edges.txt"}
+    message = problems_of(config, tmp_path)
+    assert "edges.txt:1: expected two node numbers" in message and "sk-secret" not in message
+    (tmp_path / "edges.txt").write_text("0 1\n1 100000\n")
+    assert "edges.txt:2: node 100000 is above the largest node number, 99999" in problems_of(config, tmp_path)
+
+
+def test_an_anchors_file_that_is_not_a_mapping(config, tmp_path):
+    (tmp_path / "anchors.yaml").write_text("- 6.2\n")
+    config["anchors"] = "anchors.yaml"
+    assert "anchors: " + str(tmp_path / "anchors.yaml") + ": the top level must map suites" in problems_of(config, tmp_path)
+    (tmp_path / "anchors.yaml").write_text("swarmbench: {pursuit: {8: {value: .nan, provenance: x}}}\n")
+    assert "swarmbench.pursuit.8.value: must be a positive finite number" in problems_of(config, tmp_path)
+
+
+def test_llm_slots_never_names_a_snakemake_resource(config, tmp_path):
+    for name in ("mem_mb", "_cores", "runtime", "threads"):
+        config["methods"]["api"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                                    "llm_slots": name}
+        assert f"methods.api.llm_slots: '{name}' does not match" in problems_of(config, tmp_path)
+    config["methods"]["api"]["llm_slots"] = "llm_slots_vllm"
+    config["methods"]["api"]["base_url"] = "localhost:8000/v1"  # no scheme: the client would fail in every job
+    assert "methods.api.base_url: 'localhost:8000/v1' does not match" in problems_of(config, tmp_path)
+
+
+def test_initial_notes_from_a_file_that_is_not_an_episode(config, tmp_path):
+    (tmp_path / "notes.parquet").write_text("not parquet")
+    config["methods"]["llm"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                                "initial_notes": {"episode": "notes.parquet"}}
+    config["studies"]["tiny"]["methods"].append("llm")
+    assert "methods.llm.initial_notes.episode: " + str(tmp_path / "notes.parquet") + " is not a readable Parquet file" in problems_of(config, tmp_path)
+    (tmp_path / "notes.txt").write_bytes(b"\xff")
+    config["methods"]["llm"]["initial_notes"] = {"file": "notes.txt"}
+    assert "methods.llm.initial_notes.file: " + str(tmp_path / "notes.txt") + " is not UTF-8 text (byte 0)" in problems_of(config, tmp_path)
+
+
+def test_every_command_takes_the_config_as_people_type_it(config, tmp_path):
+    path = write_config(tmp_path / "my.yaml", config)
+    for command in ("validate", "cells", "status", "estimate", "verify"):
+        result = subprocess.run([sys.executable, "-m", "hivebench", command, str(path)], capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode == 0, (command, result.stderr)
+    result = subprocess.run([sys.executable, "-m", "hivebench", "validate", str(path), "-c", "other.yaml"], capture_output=True, text=True)
+    assert result.returncode == 2 and "two config files given" in result.stderr

@@ -1,25 +1,54 @@
-"""`hivebench status`: done, pending and failed cells from the files on disk."""
+"""`hivebench status`: done, damaged, failed, running and pending cells from the files on disk and the
+jobs' records."""
 
 from __future__ import annotations
 
-from hivebench.cells import all_blocks
+import json
+import os
+import socket
+from pathlib import Path
+
+from hivebench.cells import all_blocks, cell_path
 from hivebench.config import validate
 from hivebench.runtime import run_block
-from hivebench.status import block_log, status
+from hivebench.status import status, table
 
 
-def test_status_counts_done_pending_and_failed(config, tmp_path, monkeypatch):
+def write_record(block, **record):
+    path = Path(block.record_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"summary": block.summary_path, "host": socket.gethostname(), **record}))
+
+
+def test_status_counts_each_state(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     blocks = all_blocks(validate(config, "test"), tmp_path)
     random_blocks = [b for b in blocks["tiny"] if b.shared["method"]["name"] == "random"]
     run_block(random_blocks[0].spec(), random_blocks[0].summary_path)  # 5 cells done
-    log = block_log(random_blocks[1])
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.write_text("Traceback (most recent call last):\n  ...\nValueError: boom\n")  # 5 cells failed
-    rows = {r["method"]: r for r in status(blocks, {})}
-    assert (rows["random"]["cells"], rows["random"]["done"], rows["random"]["failed"], rows["random"]["pending"]) == (20, 5, 5, 10)
+    Path(cell_path(next(random_blocks[0].cells()))).write_bytes(b"not parquet")  # ... of which 1 damaged
+    write_record(random_blocks[1], state="failed", exit=2, error="boom")  # 5 cells failed
+    write_record(random_blocks[2], state="running", pid=os.getpid())  # 5 cells running (this process lives)
+    # a log that mentions a Traceback decides nothing: the record does
+    Path(random_blocks[3].record_path).with_suffix("").with_suffix(".log").write_text("Traceback (most recent call last):\n")
+    report = status(blocks, {})
+    rows = {r["method"]: r for r in report.rows}
+    counts = [rows["random"][k] for k in ("cells", "done", "damaged", "failed", "running", "pending")]
+    assert counts == [20, 4, 1, 5, 5, 5]
     assert (rows["soft_fp"]["done"], rows["soft_fp"]["pending"]) == (0, 20)
-    config["methods"]["random"]["seeds_per_job"] = 5
+    assert report.problems == [
+        f"{cell_path(next(random_blocks[0].cells()))}: changed after its job finished (the next snakemake run redoes it)",
+        f"job {random_blocks[1].summary_path}: failed (exit 2): boom",
+    ]
     config["tasks"]["cycle"]["steps"] = 16  # a parameter change: finished cells become stale
-    stale = {r["method"]: r for r in status(all_blocks(validate(config, "test"), tmp_path), {})}
+    stale = {r["method"]: r for r in status(all_blocks(validate(config, "test"), tmp_path), {}).rows}
     assert stale["random"]["done"] == 0
+
+
+def test_tables_for_people_and_for_scripts(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rows = status(all_blocks(validate(config, "test"), tmp_path), {}).rows
+    people = table(rows).splitlines()
+    assert people[0].split() == ["study", "method", "cells", "done", "damaged", "failed", "running", "pending",
+                                 "llm_calls", "input_tokens", "output_tokens", "cost_usd"]  # fmt: skip
+    assert len({len(line) for line in people}) == 1  # aligned
+    assert table(rows, "tsv").splitlines()[1].split("\t") == ["tiny", "random", "20", "0", "0", "0", "0", "20", "0", "0", "0", "0.0000"]

@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from hivebench.config import Config
 from hivebench.registry import METHODS, TASKS
@@ -26,8 +26,10 @@ EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 # Path patterns: the Snakemake rule uses them with wildcards, the code fills them in.
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
 CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
-# The job's log (standard error: progress and errors), read back by `hivebench status`.
+# The job's log (standard error: progress and errors), and the record of its last run (state, host,
+# pid, exit status, error line) that `hivebench status` reads.
 BLOCK_LOG = "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log"
+BLOCK_RECORD = BLOCK_LOG.removesuffix(".log") + ".job.json"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
 EPISODES_TABLE = "results/{study}/episodes.parquet"  # a study's episodes, collected from its block summaries
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
@@ -63,6 +65,10 @@ class Block:
     def summary_path(self) -> str:
         return BLOCK_SUMMARY.format(**path_fields(self.shared), first=self.first, last=self.last)
 
+    @property
+    def record_path(self) -> str:
+        return BLOCK_RECORD.format(**path_fields(self.shared), first=self.first, last=self.last)
+
     def spec(self) -> dict[str, Any]:
         """What the episode job receives (and Snakemake compares as params)."""
         return {**self.shared, "seeds": list(self.seeds)}
@@ -77,14 +83,14 @@ class Block:
         Snakemake can ask it on every run; {} for a block that has not run (no summary)."""
         try:
             written = os.stat(self.summary_path).st_mtime_ns
-        except FileNotFoundError:
+        except OSError:  # not there (or its folder is not a folder): the job has not finished
             return {}
         found = {self.summary_path: "not a whole Parquet file"} if not parquet_framed(self.summary_path) else {}
         for cell in self.cells():
             path = cell_path(cell)
             try:
                 changed = os.stat(path).st_mtime_ns > written
-            except FileNotFoundError:
+            except OSError:
                 found[path] = "missing"
                 continue
             if changed:
@@ -94,13 +100,15 @@ class Block:
         return found
 
 
-def rerun_damaged(blocks: Iterable[Block]) -> Iterator[tuple[Block, dict[str, str]]]:
-    """Remove the summary of every finished block with damage (`Block.damage`), so that the block's
-    job reruns (every summary is a target of the workflow): it keeps the intact cells and redoes the
-    others. Yield each such block and its damage. A summary only indexes its cells' own metadata:
-    nothing computed is lost."""
+def rerun_damaged(
+    blocks: Iterable[Block], damage_of: Callable[[Block], dict[str, str]] = Block.damage
+) -> Iterator[tuple[Block, dict[str, str]]]:
+    """Remove the summary of every finished block with damage (`Block.damage`, or a deeper check), so
+    that the block's job reruns (every summary is a target of the workflow): it keeps the intact cells
+    and redoes the others. Yield each such block and its damage. A summary only indexes its cells' own
+    metadata: nothing computed is lost."""
     for block in blocks:
-        damage = block.damage()
+        damage = damage_of(block)
         if damage:
             Path(block.summary_path).unlink(missing_ok=True)
             yield block, damage

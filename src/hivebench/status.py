@@ -1,61 +1,131 @@
-"""`hivebench status`: how many cells of each study and method are done, pending or failed, and what
-the finished LLM cells cost so far. Reads only file metadata (no trajectories), without Snakemake.
+"""`hivebench status`: where each cell of a config stands, judged from the files on disk as Snakemake
+judges them, and what the finished LLM cells cost so far. Reads file footers and job records only.
 
-done:    the cell's Parquet exists with the cell's current hash;
-failed:  not done, and its job's log exists and ends in an error (the last job of that block failed);
-pending: the rest (never run, stale after a parameter change, or running now).
+done:     the cell's file is whole (Block.damage: the rule Snakemake applies too) and has the cell's
+          current hash;
+damaged:  its file is missing after its job finished, changed since, or not a whole Parquet file: the
+          next `snakemake` run redoes it;
+failed:   not done, and the last run of its job block failed (the job's record: exit status and error
+          line) or was killed (the record says running, on this host, and its process is gone);
+running:  not done, and its job's record says it is running;
+pending:  the rest (never run, or stale after a parameter change).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import BLOCK_LOG, Block, cell_path, digest, path_fields
+from hivebench.cells import Block, cell_path, digest
 from hivebench.models import token_cost
 from hivebench.store import stored_summary
 
-COLUMNS = ("study", "method", "cells", "done", "pending", "failed", "llm_calls", "input_tokens", "output_tokens", "cost_usd")
+STATES = ("done", "damaged", "failed", "running", "pending")
+COLUMNS = ("study", "method", "cells", *STATES, "llm_calls", "input_tokens", "output_tokens", "cost_usd")
+LOCKS = Path(".snakemake/locks")
 
 
-def block_log(block: Block) -> Path:
-    return Path(BLOCK_LOG.format(**path_fields(block.shared), first=block.first, last=block.last))
+@dataclass
+class Report:
+    rows: list[dict[str, Any]]
+    problems: list[str] = field(default_factory=list)  # one line per failed job and damaged file
 
 
-def block_failed(block: Block) -> bool:
-    log = block_log(block)
-    if not log.is_file():
+def job_state(block: Block) -> tuple[str | None, str]:
+    """(failed | running | None, what to tell) from the record the block's last job wrote."""
+    try:
+        record = json.loads(Path(block.record_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None, ""
+    where = f"job {block.summary_path}"
+    if record.get("state") == "failed":
+        return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"
+    if record.get("state") == "running":
+        if record.get("host") == socket.gethostname() and not _alive(record.get("pid")):
+            return "failed", f"{where}: killed (process {record.get('pid')} is gone without an exit status)"
+        return "running", ""
+    return None, ""
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int):
         return False
-    tail = log.read_text(errors="replace")[-4000:]
-    return "Traceback" in tail or "error:" in tail
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
-def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) -> list[dict[str, Any]]:
-    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: dict.fromkeys(COLUMNS[2:], 0))
+def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) -> Report:
+    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0})
+    problems = []
     for study, study_blocks in blocks.items():
         for block in study_blocks:
             method = block.shared["method"]
             row = rows[(study, method["name"])]
             price = prices.get(method["params"].get("model", ""))
-            failed = block_failed(block)
+            damage = block.damage()
+            problems += [f"{path}: {problem} (the next snakemake run redoes it)" for path, problem in damage.items()]
+            state, problem = job_state(block)
             for cell in block.cells():
                 row["cells"] += 1
-                summary = stored_summary(cell_path(cell), digest(cell))
+                path = cell_path(cell)
+                if path in damage:
+                    row["damaged"] += 1
+                    continue
+                summary = stored_summary(path, digest(cell))
                 if summary is None:
-                    row["failed" if failed else "pending"] += 1
+                    row[state or "pending"] += 1
                     continue
                 row["done"] += 1
                 for key in ("llm_calls", "input_tokens", "output_tokens"):
                     row[key] += summary.get(key, 0)
                 if price and "input_tokens" in summary:
                     row["cost_usd"] += token_cost(price, summary["input_tokens"], summary["output_tokens"])
-    return [{"study": s, "method": m, **counts} for (s, m), counts in rows.items()]
+            if problem and state == "failed":
+                problems.append(problem)
+    return Report([{"study": s, "method": m, **counts} for (s, m), counts in rows.items()], problems)
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["\t".join(COLUMNS)]
-    for row in rows:
-        cells = [f"{row[c]:.4f}" if c == "cost_usd" else str(row[c]) for c in COLUMNS]
-        lines.append("\t".join(cells))
-    return "\n".join(lines)
+def lock_note() -> str | None:
+    """What to say when Snakemake's lock on the working directory is held: by a run still going, or
+    left by a run that was killed (every later run is refused until `snakemake --unlock`)."""
+    if not LOCKS.is_dir() or not any(LOCKS.iterdir()):
+        return None
+    runs = _snakemake_processes_here()
+    if runs:
+        return f"the working directory is locked by a Snakemake run in progress (process {', '.join(map(str, runs))})"
+    return (
+        "the working directory is locked, and no Snakemake process runs here: a run was killed. "
+        "`snakemake --unlock` frees it; the next run keeps every finished cell"
+    )
+
+
+def _snakemake_processes_here() -> list[int]:
+    import psutil  # installed with Snakemake
+
+    here = os.getcwd()
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        cmdline = process.info["cmdline"] or []
+        if process.info["cwd"] == here and any(Path(part).name == "snakemake" for part in cmdline[:3]):
+            found.append(process.info["pid"])
+    return found
+
+
+def table(rows: list[dict[str, Any]], style: str = "plain") -> str:
+    """Rows as an aligned table for people, or tab-separated values for scripts."""
+    if style == "tsv":
+        cells = [[f"{row[c]:.4f}" if c == "cost_usd" else row[c] for c in COLUMNS] for row in rows]
+        return "\n".join("\t".join(map(str, line)) for line in [list(COLUMNS), *cells])
+    from tabulate import tabulate
+
+    return tabulate([[row[c] for c in COLUMNS] for row in rows], headers=COLUMNS, floatfmt=".4f")

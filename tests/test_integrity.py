@@ -1,0 +1,173 @@
+"""Results on disk: file modes, temporary files of killed writes, damaged cells found and redone,
+job records for `hivebench status`, and errors on unwritable paths."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import read_only
+from hivebench.cells import all_blocks, canonical_json, cell_path, rerun_damaged
+from hivebench.config import validate
+from hivebench.runtime import run_block
+from hivebench.status import lock_note, status
+from hivebench.store import temp_files, write_atomic
+from hivebench.verify import deep_damage
+
+
+@pytest.fixture
+def blocks(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return all_blocks(validate(config, "test"), tmp_path)["tiny"]
+
+
+def run(block):
+    return run_block(block.spec(), block.summary_path)
+
+
+def keep_time(path: Path, change) -> None:
+    """Change a file in place, then give it back its old modification time (as a disk error, or a
+    copy restored with `cp -p`, would)."""
+    before = path.stat()
+    change(path)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_results_are_created_as_the_umask_says(tmp_path, umask, mode):
+    import pyarrow as pa
+
+    old = os.umask(umask)
+    try:
+        write_atomic(pa.table({"x": [1]}), tmp_path / "r" / "t.parquet")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r" / "t.parquet").stat().st_mode & 0o777 == mode
+
+
+def test_temporary_files_of_killed_writes_are_reaped_by_the_next_run(blocks):
+    block = blocks[0]
+    run(block)
+    cells = [cell_path(cell) for cell in block.cells()]
+    # What kill -9 leaves: the temporary file beside a cell that was being written, one beside a cell
+    # that had been written before (kept by the rerun), and one of the block summary.
+    for path in (cells[0], cells[3], block.summary_path):
+        Path(path).with_name(f".{Path(path).name}.dead1234.tmp").write_bytes(b"PAR1")
+    Path(cells[0]).unlink()
+    assert run(block) == 1
+    assert not any(temp_files(path) for path in (*cells, block.summary_path))
+
+
+def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path):
+    config["tasks"]["cycle"]["steps"] = 400
+    config["studies"]["tiny"]["populations"] = [3001]
+    config["methods"]["random"]["seeds_per_job"] = 10
+    block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
+    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
+               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    job = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
+    first = tmp_path / cell_path(next(block.cells()))
+    deadline = time.monotonic() + 60
+    while not first.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    record = json.loads((tmp_path / block.record_path).read_text())
+    assert record["state"] == "running" and record["pid"] == job.pid
+    os.chdir(tmp_path)
+    try:
+        report = status({"tiny": [block]}, {})
+        assert report.rows[0]["failed"] > 0 and report.rows[0]["done"] >= 1
+        assert f"job {block.summary_path}: killed (process {job.pid} is gone" in report.problems[0]
+        subprocess.run(command, cwd=tmp_path, check=True, stderr=subprocess.DEVNULL)
+        assert json.loads((tmp_path / block.record_path).read_text())["state"] == "done"
+        assert status({"tiny": [block]}, {}).rows[0]["done"] == 10
+        assert not list(tmp_path.rglob("*.tmp"))
+    finally:
+        os.chdir("/")
+
+
+def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path):
+    block = blocks[0]
+    folder = Path(cell_path(next(block.cells()))).parent
+    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
+               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    with read_only(folder):
+        result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"hivebench episodes: error: [Errno {errno.EPERM if os.geteuid() == 0 else errno.EACCES}] "
+        f"cannot write {folder}/s0.parquet: {'Operation not permitted' if os.geteuid() == 0 else 'Permission denied'}"
+    ]
+    record = json.loads(Path(block.record_path).read_text())
+    assert record["state"] == "failed" and record["exit"] == 2 and f"cannot write {folder}/s0.parquet" in record["error"]
+    report = status({"tiny": [block]}, {})
+    assert report.rows[0]["failed"] == 5 and f"failed (exit 2): [Errno" in report.problems[0]
+
+
+def test_damage_is_judged_from_times_and_framing(blocks):
+    block = blocks[0]
+    assert block.damage() == {}  # not run: nothing to judge
+    run(block)
+    assert block.damage() == {}
+    cells = [Path(cell_path(cell)) for cell in block.cells()]
+    cells[0].write_bytes(cells[0].read_bytes()[:100])  # truncated
+    keep_time(cells[1], lambda p: p.write_bytes(b"garbage, same old time"))
+    cells[2].unlink()
+    time.sleep(0.01)
+    cells[3].touch()  # changed after the job: even if whole, it is not what the job wrote
+    assert block.damage() == {
+        str(cells[0]): "changed after its job finished",
+        str(cells[1]): "not a whole Parquet file",
+        str(cells[2]): "missing",
+        str(cells[3]): "changed after its job finished",
+    }
+    keep_time(Path(block.summary_path), lambda p: p.write_bytes(b"PAR1 but cut"))
+    assert block.damage()[block.summary_path] == "not a whole Parquet file"
+    assert [b for b, _ in rerun_damaged(blocks)] == [block] and not Path(block.summary_path).exists()
+    assert run(block) == 3  # the damaged cells; the touched one reads back whole with its hash and is kept
+    assert block.damage() == {}
+
+
+def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
+    block = blocks[0]
+    run(block)
+    cell = Path(cell_path(next(block.cells())))
+    chunk = pq.ParquetFile(cell).metadata.row_group(0).column(0)
+    inside_a_page = chunk.data_page_offset + chunk.total_compressed_size - 1  # the footer still reads
+
+    def flip(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        data[inside_a_page] ^= 0xFF
+        path.write_bytes(bytes(data))
+
+    keep_time(cell, flip)
+    assert block.damage() == {} and pq.read_schema(cell).metadata  # invisible to the quick check
+    assert deep_damage(block) == {str(cell): "does not read back whole, or holds another cell"}
+    assert [b for b, _ in rerun_damaged(blocks, deep_damage)] == [block]
+    assert run(block) == 1 and deep_damage(block) == {}
+
+
+def test_a_cell_file_of_another_cell_is_redone(blocks):
+    block = blocks[0]
+    run(block)
+    first, second = (Path(cell_path(cell)) for cell in list(block.cells())[:2])
+    keep_time(second, lambda p: p.write_bytes(first.read_bytes()))
+    assert str(second) in deep_damage(block)
+
+
+def test_status_says_when_a_killed_run_left_the_directory_locked(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert lock_note() is None
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("results/x\n")
+    assert "no Snakemake process runs here: a run was killed. `snakemake --unlock` frees it" in lock_note()
