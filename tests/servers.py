@@ -67,8 +67,8 @@ Fault = Callable[[int, bytes], "str | None"]  # (request number from 1, body) ->
 
 class FaultProxy:
     """Forwards HTTP requests to `upstream`, except the ones `fault` picks, which get a 429, a 500, a
-    400 naming json_schema, a 401 quoting the key, a hang past the client's timeout, or a dropped
-    connection. Counts what it
+    400 naming json_schema, a 401 quoting the key, a body that is not JSON, a hang past the client's
+    timeout, or a dropped connection. Counts what it
     forwarded and the most requests in flight at once. `stop()` closes it like a killed server."""
 
     def __init__(
@@ -123,6 +123,8 @@ class FaultProxy:
                 self.reply(handler, int(fault), b'{"error": {"message": "injected fault"}}')
             elif fault == "401-echo-key":  # a server that quotes the credentials it was sent
                 self.reply(handler, 401, f'{{"error": {{"message": "bad key {handler.headers.get("Authorization")}"}}}}'.encode())
+            elif fault == "malformed":  # a 200 whose body is cut short: not JSON
+                self.reply(handler, 200, b'{"id": "cmpl-1", "choices": [{')
             elif fault == "400-json-schema":
                 self.reply(handler, 400, b'{"error": {"message": "response_format json_schema is not supported"}}')
             elif fault == "hang":

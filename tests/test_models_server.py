@@ -153,3 +153,24 @@ def test_a_server_echoing_the_key_does_not_put_it_in_the_error(vllm_server: str,
         proxy.stop()
     assert "bad key Bearer <api key>" in str(error.value) and secret not in str(error.value)
     assert error.value.__suppress_context__  # the original exception, which quotes the key, is not shown
+
+
+def test_a_malformed_response_is_an_invalid_reply_naming_server_and_cell(
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    # The first answer of each round's three is cut short; its repair request goes through.
+    proxy = FaultProxy(vllm_server, lambda number, body: "malformed" if number in (1, 7) else None)
+    try:
+        cell = server_cell(proxy.url, steps=2, n=3)
+        with caplog.at_level("WARNING", logger="hivebench.llm"):
+            summary = write_episode(cell, cell_path(cell))
+    finally:
+        proxy.stop()
+    # Strict schema decoding makes every other reply valid, and both repair requests too.
+    assert (summary["valid"], summary["repaired"], summary["fallback"], summary["llm_calls"]) == (4, 2, 0, 8)
+    warnings = [r.getMessage() for r in caplog.records if "malformed" in r.getMessage()]
+    assert len(warnings) == 2
+    assert f"cell {cell_path(cell).removesuffix('.parquet')}: {proxy.url} answered with a malformed response" in warnings[0]
+    modes = [json.loads(line)["result"]["mode"] for line in Path(calls_path(cell)).read_text().splitlines()]
+    assert modes.count("malformed") == 2

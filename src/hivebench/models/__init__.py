@@ -52,11 +52,14 @@ class Usage:
     retries: int = 0
 
 
+MALFORMED = "malformed"  # a server's answer that was not a chat completion (a body that is not JSON, no choices)
+
+
 @dataclass(frozen=True)
 class ChatResult:
     text: str
     usage: Usage = field(default_factory=Usage)
-    mode: str = "json_schema"  # how the schema was enforced: json_schema, json_object, constrained
+    mode: str = "json_schema"  # how the schema was enforced: json_schema, json_object, constrained; or MALFORMED
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "usage": asdict(self.usage), "mode": self.mode}

@@ -8,15 +8,17 @@ decision is a fallback (`value` is None) and the caller applies its documented d
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from hivebench.models import Backend, ChatRequest, ChatResult, Usage
+from hivebench.models import MALFORMED, Backend, ChatRequest, ChatResult, Usage
 from hivebench.models.cache import ResponseCache
 
 VALID, REPAIRED, FALLBACK = "valid", "repaired", "fallback"
+log = logging.getLogger("hivebench.llm")
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,10 @@ class Decider:
             fresh = self.backend.complete([requests[i] for i in missing], store)
             for i, result in zip(missing, fresh):
                 results[i] = result
+                if result.mode == MALFORMED:
+                    server = getattr(self.backend, "base_url", self.backend.name)
+                    cell = str(self.cache.path).removesuffix(".calls.jsonl")
+                    log.warning("cell %s: %s answered with a malformed response: counted as an invalid reply", cell, server)
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def decide(self, requests: list[ChatRequest]) -> list[Decision]:

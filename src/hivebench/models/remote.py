@@ -10,6 +10,7 @@ The API key is read from the environment variable the config names and is never 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -17,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Usage
+from hivebench.models import MALFORMED, BackendError, ChatRequest, ChatResult, OnResult, Usage
 
 log = logging.getLogger("hivebench.llm")
 
@@ -146,6 +147,9 @@ class OpenAIBackend:
             try:
                 response = await client.chat.completions.create(**self._arguments(request))
                 break
+            except json.JSONDecodeError:  # a body that is not JSON: an invalid reply, not a crash
+                response = None
+                break
             except openai.BadRequestError as exc:
                 if mode == "json_schema" and refuses_schema(exc):
                     if self.mode == "json_schema":
@@ -166,6 +170,9 @@ class OpenAIBackend:
                 await asyncio.sleep(min(wait, max(0.0, self.retry.total_s - elapsed)))
                 retries += 1
         latency = time.perf_counter() - started
+        if response is None or not response.choices or response.choices[0].message is None:
+            # Counted as any invalid reply (repair, then fallback); the Decider names server and cell.
+            return ChatResult(text="", usage=Usage(latency_s=round(latency, 6), retries=retries), mode=MALFORMED)
         usage = response.usage
         return ChatResult(
             text=response.choices[0].message.content or "",
