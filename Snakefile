@@ -2,6 +2,18 @@
 # Kept thin and light: every job (on SLURM, every node) re-parses it. See rules/common.smk.
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    study=r"[^/]+",
+    suite=r"[^/]+",
+    task=r"[^/]+",
+    method=r"[^/]+",
+    population=r"\d+",
+    first=r"\d+",
+    last=r"\d+",
+
+
 include: "rules/episodes.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"

@@ -8,6 +8,8 @@ rule collect:
         EPISODES_TABLE,
     params:
         prices=method_prices,
+    log:
+        "logs/collect/{study}.log",
     script:
         "../scripts/collect.py"
 
@@ -23,9 +25,11 @@ rule scores:
         "results/{study}/scores.parquet",
     params:
         **BOOTSTRAP_PARAMS,
+    log:
+        "logs/scores/{study}.log",
     shell:
-        "{HIVEBENCH} scores --episodes {input.episodes:q} --anchors {input.anchors:q} --out {output:q} "
-        + BOOTSTRAP_FLAGS
+        "hivebench scores --episodes {input.episodes:q} --anchors {input.anchors:q} --out {output:q}"
+        " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
 rule contrasts:
@@ -36,5 +40,8 @@ rule contrasts:
     params:
         spec=contrast_spec,
         **BOOTSTRAP_PARAMS,
+    log:
+        "logs/contrasts/{study}.log",
     shell:
-        "{HIVEBENCH} contrasts --episodes {input:q} --spec {params.spec:q} --out {output:q} " + BOOTSTRAP_FLAGS
+        "hivebench contrasts --episodes {input:q} --spec {params.spec:q} --out {output:q}"
+        " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"

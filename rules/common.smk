@@ -48,8 +48,8 @@ if workflow.is_main_process:
         for path, problem in damage.items():
             logger.warning(f"hivebench: {path}: {problem}; job {block.summary_path} reruns")
 
-# The CLI of the interpreter running Snakemake: the same environment that imported hivebench above.
-HIVEBENCH = f"{shlex.quote(sys.executable)} -m hivebench"
+# Shell commands find the `hivebench` of the environment running Snakemake, which imported it above.
+shell.prefix(f"PATH={shlex.quote(str(Path(sys.executable).parent))}:\"$PATH\"; ")
 
 REPORT_FILES = LOOPBENCH_FILES
 
@@ -59,13 +59,12 @@ ANCHORS = (
     if "anchors" in CONFIG
     else str(Path(workflow.basedir) / "config" / "anchors.yaml")
 )
-# The bootstrap settings every aggregation rule passes on (as params: a change reruns them).
+# The bootstrap settings every aggregation step passes on, as params (so a change reruns them).
 BOOTSTRAP_PARAMS = {
     "resamples": CONFIG["report"]["bootstrap_resamples"],
     "confidence": CONFIG["report"]["confidence"],
     "seed": CONFIG["report"]["bootstrap_seed"],
 }
-BOOTSTRAP_FLAGS = "--resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed}"
 
 
 def block_of(wildcards):
@@ -151,11 +150,10 @@ def report_file(study, name):
     return f"reports/{study}/{name}"
 
 
-wildcard_constraints:
-    study=r"[^/]+",
-    suite=r"[^/]+",
-    task=r"[^/]+",
-    method=r"[^/]+",
-    population=r"\d+",
-    first=r"\d+",
-    last=r"\d+",
+def report_output(name):
+    """A report file as an output; csv tables and png charts also go into `snakemake --report`."""
+    path = report_file("{study}", name)
+    stem, suffix = name.rsplit(".", 1)
+    if suffix in ("csv", "png"):
+        return report(path, caption=f"captions/{stem}.rst", category="{study}", subcategory=stem)
+    return path

@@ -11,7 +11,7 @@ rule prepare_model:
     log:
         "logs/models/{model}.log",
     shell:
-        "{HIVEBENCH} prepare-model {wildcards.model:q} --out {output:q} > {log:q} 2>&1"
+        "hivebench prepare-model {wildcards.model:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule episodes:
@@ -31,4 +31,4 @@ rule episodes:
         stderr=BLOCK_LOG,
         record=BLOCK_RECORD,
     shell:
-        "{HIVEBENCH} episodes --spec {params.spec:q} --summary {output:q} --record {log.record:q} 2> {log.stderr:q}"
+        "hivebench episodes --spec {params.spec:q} --summary {output:q} --record {log.record:q} 2> {log.stderr:q}"

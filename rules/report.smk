@@ -2,14 +2,6 @@
 # (with captions from captions/) also go into `snakemake --report report.html`.
 
 
-def report_output(name):
-    path = f"reports/{{study}}/{name}"
-    stem, suffix = name.rsplit(".", 1)
-    if suffix in ("csv", "png"):
-        return report(path, caption=f"captions/{stem}.rst", category="{study}", subcategory=stem)
-    return path
-
-
 rule report:
     input:
         episodes=EPISODES_TABLE,
@@ -19,6 +11,9 @@ rule report:
         [report_output(name) for name in REPORT_FILES],
     params:
         **BOOTSTRAP_PARAMS,
+    log:
+        "logs/report/{study}.log",
     shell:
-        "{HIVEBENCH} report --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
-        " --out reports/{wildcards.study} " + BOOTSTRAP_FLAGS
+        "hivebench report --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
+        " --out reports/{wildcards.study:q} --resamples {params.resamples} --confidence {params.confidence}"
+        " --bootstrap-seed {params.seed} > {log:q} 2>&1"

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hivebench.models import token_cost
-from hivebench.store import write_atomic
+from hivebench.store import read_verified, write_atomic
 
 
 def collect(
@@ -20,7 +19,7 @@ def collect(
     applied here, not stored in episodes, so a price change recomputes no episode."""
     if not block_summaries:
         raise ValueError("no block summaries to collect")
-    table = pa.concat_tables([pq.read_table(path) for path in block_summaries], promote_options="default")
+    table = pa.concat_tables([read_summary(path) for path in block_summaries], promote_options="default")
     duplicated = len(table) - len(set(table.column("cell_hash").to_pylist()))
     if duplicated:
         raise ValueError(f"{duplicated} cells appear in more than one block summary")
@@ -28,6 +27,15 @@ def collect(
         table = table.append_column("cost_usd", pa.array(episode_costs(table, prices), pa.float64()))
     write_atomic(table, out)
     return table
+
+
+def read_summary(path: str | Path) -> pa.Table:
+    try:
+        return read_verified(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise ValueError(
+            f"{path}: not a readable block summary ({exc}); `hivebench verify` sets its job to be redone"
+        ) from None
 
 
 def episode_costs(table: pa.Table, prices: dict[str, dict[str, float]]) -> list[float | None]:

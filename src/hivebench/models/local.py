@@ -10,6 +10,7 @@ one-hot result then picks exactly the sampled token. Each reply's latency is its
 
 from __future__ import annotations
 
+import os
 import time
 from functools import cache
 from pathlib import Path
@@ -27,7 +28,8 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     from llguidance.hf import from_tokenizer
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
 
-    torch.set_num_threads(threads)  # one thread per job: Snakemake runs one job per core
+    # `threads` cores (Snakemake gives the job as many), never more than this process may use.
+    torch.set_num_threads(min(threads, len(os.sched_getaffinity(0))))
     folder = Path(path)
     if not (folder / "config.json").is_file():
         raise BackendError(f"{folder}: not a transformers model folder (no config.json)")
