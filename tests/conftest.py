@@ -52,15 +52,22 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return prepare("SmolLM2-135M-Instruct", tmp_path_factory.mktemp("smollm2") / "SmolLM2-135M-Instruct")
 
 
-@pytest.fixture(scope="session")
-def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """vLLM (CPU build) serving the tiny model as "tiny"; its base URL (without /v1)."""
-    from servers import VLLM_PYTHON, start_vllm
+def require_vllm() -> None:
+    """Skip without vLLM's CPU build, except in CI, which must have installed it."""
+    from servers import VLLM_PYTHON
 
     if not VLLM_PYTHON.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{VLLM_PYTHON} is missing: .ci/run must install vLLM (make vllm)")
         pytest.skip(f"no vLLM at {VLLM_PYTHON}: run `make vllm` to install it")
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM (CPU build) serving the tiny model as "tiny"; its base URL (without /v1)."""
+    from servers import start_vllm
+
+    require_vllm()
     process, url = start_vllm(tiny_model, "tiny", tmp_path_factory.mktemp("vllm") / "server.log")
     yield url
     process.terminate()

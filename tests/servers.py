@@ -40,7 +40,14 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout
     raise RuntimeError(f"vLLM did not answer {url} within {timeout_s} s:\n{log.read_text()[-3000:]}")
 
 
-def start_vllm(model: Path, served_name: str, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+# The README's server command for vLLM's CPU build: a seeded request whose prefill is split (chunked
+# prefill, on by default) kills its worker, so chunked prefill is off and a step takes a whole context.
+CPU_SAFE_FLAGS = ("--no-enable-chunked-prefill", "--max-num-batched-tokens", "4096")
+
+
+def start_vllm(
+    model: Path, served_name: str, log: Path, flags: tuple[str, ...] = CPU_SAFE_FLAGS
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start `vllm.entrypoints.openai.api_server` on a free loopback port; return it and its /v1 URL."""
     port = free_port()
     command = [
@@ -50,6 +57,7 @@ def start_vllm(model: Path, served_name: str, log: Path) -> tuple[subprocess.Pop
         "--dtype", "float32", "--max-model-len", "4096", "--enforce-eager",
         # guidance: strict JSON Schema decoding that also holds for a random-weight model
         "--structured-outputs-config", '{"backend":"guidance","disable_any_whitespace":true}',
+        *flags,
     ]  # fmt: skip
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     with log.open("wb") as out:
