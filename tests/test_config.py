@@ -304,3 +304,13 @@ def test_every_command_takes_the_config_as_people_type_it(config, tmp_path):
         assert result.returncode == 0, (command, result.stderr)
     result = subprocess.run([sys.executable, "-m", "hivebench", "validate", str(path), "-c", "other.yaml"], capture_output=True, text=True)
     assert result.returncode == 2 and "two config files given" in result.stderr
+
+
+def test_yaml_aliases_that_expand_to_billions_of_values(tmp_path):
+    lines = ["a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for level, name in enumerate("bcdefghi"):
+        previous = "abcdefghi"[level]
+        lines.append(f"{name}: &{name} [{', '.join([f'*{previous}'] * 10)}]")
+    (tmp_path / "bomb.yaml").write_text("\n".join(lines) + "\n")  # 10^9 values in nine lines
+    with pytest.raises(ConfigError, match="more than 5,000,000 values once YAML aliases are expanded"):
+        load(tmp_path / "bomb.yaml")

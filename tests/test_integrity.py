@@ -171,3 +171,20 @@ def test_status_says_when_a_killed_run_left_the_directory_locked(tmp_path, monke
     (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
     (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("results/x\n")
     assert "no Snakemake process runs here: a run was killed. `snakemake --unlock` frees it" in lock_note()
+
+
+def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config["studies"]["tiny"]["seeds"] = 3
+    block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
+    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
+               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True)
+    assert json.loads(Path(block.record_path).read_text())["seeds"] == [0, 1, 2]
+    config["studies"]["tiny"]["seeds"] = 5  # the same aligned block of five seeds, grown
+    grown = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
+    assert grown.summary_path == block.summary_path and grown.damage() == {}
+    Path(cell_path(next(grown.cells()))).unlink()
+    assert grown.damage() == {cell_path(next(grown.cells())): "missing"}
+    rows = status({"tiny": [grown]}, {}).rows[0]
+    assert (rows["done"], rows["damaged"], rows["pending"]) == (2, 1, 2)

@@ -86,18 +86,29 @@ class Block:
         except OSError:  # not there (or its folder is not a folder): the job has not finished
             return {}
         found = {self.summary_path: "not a whole Parquet file"} if not parquet_framed(self.summary_path) else {}
+        ran = self._seeds_run()
         for cell in self.cells():
             path = cell_path(cell)
             try:
                 changed = os.stat(path).st_mtime_ns > written
             except OSError:
-                found[path] = "missing"
+                if ran is None or cell["seed"] in ran:  # not a seed the config has just added
+                    found[path] = "missing"
                 continue
             if changed:
                 found[path] = "changed after its job finished"
             elif not parquet_framed(path):
                 found[path] = "not a whole Parquet file"
         return found
+
+
+    def _seeds_run(self) -> set[int] | None:
+        """The seeds of the job run that wrote the summary, from its record (None when unknown)."""
+        try:
+            record = json.loads(Path(self.record_path).read_text(encoding="utf-8"))
+            return set(record["seeds"]) if record.get("state") == "done" else None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
 
 def rerun_damaged(

@@ -122,7 +122,8 @@ def cmd_episodes(args: argparse.Namespace) -> int:
             write_json({**record, **failure}, args.record)
         raise
     if args.record:
-        write_json({**record, "state": "done", "exit": 0, "computed": computed, "finished": _now()}, args.record)
+        done = {"state": "done", "exit": 0, "seeds": spec["seeds"], "computed": computed, "finished": _now()}
+        write_json({**record, **done}, args.record)
     seconds = time.perf_counter() - started
     print(
         f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "

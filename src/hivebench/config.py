@@ -24,6 +24,7 @@ Config = dict[str, Any]
 # Limits that no schema keyword can state (README, "Limits").
 MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has that many rows, and N more)
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
+MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
 
 
 class ConfigError(ValueError):
@@ -64,13 +65,30 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), ["not a regular file"])
     try:
         with path.open("rb") as stream:  # bytes: PyYAML reports bad UTF-8 with its position and the file
-            return yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
+            data = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise ConfigError(str(path), ["file not found"]) from None
     except OSError as exc:
         raise ConfigError(str(path), [f"cannot be read: {exc.strerror}"]) from None
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
+    if _too_many_values(data):
+        raise ConfigError(str(path), [f"more than {MAX_VALUES:,} values once YAML aliases are expanded"])
+    return data
+
+
+def _too_many_values(data: Any) -> bool:
+    """Whether a loaded document holds more than MAX_VALUES values. YAML aliases share one node, so a
+    few lines can name billions of values that validation would then visit one by one."""
+    budget, stack = MAX_VALUES, [data]
+    while stack:
+        node = stack.pop()
+        items = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        budget -= len(items) + 1
+        if budget < 0:
+            return True
+        stack.extend(item for item in items if isinstance(item, (dict, list)))
+    return False
 
 
 @cache
