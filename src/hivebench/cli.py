@@ -108,22 +108,22 @@ def cmd_episodes(args: argparse.Namespace) -> int:
 
     spec = json.loads(args.spec)
     # The job's record: `hivebench status` tells failed and killed jobs from it, not from the log.
-    record = {"summary": args.summary, "host": socket.gethostname(), "pid": os.getpid(), "started": _now()}
-    if args.record:
-        write_json({**record, "state": "running"}, args.record)
+    run = {"summary": args.summary, "host": socket.gethostname(), "pid": os.getpid(), "started": _now()}
+
+    def record(state: str, **fields: Any) -> None:
+        if args.record:
+            write_json({**run, "state": state, **fields}, args.record)
+
+    record("running")
     # A job cancelled by Snakemake or SLURM gets SIGTERM: record it as failed rather than vanish.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     started = time.perf_counter()
     try:
         computed = run_block(spec, args.summary)
     except BaseException as exc:
-        if args.record:
-            failure = {"state": "failed", "exit": exit_status(exc), "error": error_line(exc), "finished": _now()}
-            write_json({**record, **failure}, args.record)
+        record("failed", exit=exit_status(exc), error=error_line(exc), finished=_now())
         raise
-    if args.record:
-        done = {"state": "done", "exit": 0, "seeds": spec["seeds"], "computed": computed, "finished": _now()}
-        write_json({**record, **done}, args.record)
+    record("done", exit=0, seeds=spec["seeds"], computed=computed, finished=_now())
     seconds = time.perf_counter() - started
     print(
         f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "
@@ -367,15 +367,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per HTTP request otherwise
     try:
         return args.func(args)
+    except BrokenPipeError:  # output piped into `head` and the like (an OSError: caught first)
+        sys.stderr.close()
+        return 0
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
     except EXPECTED_ERRORS as exc:
         print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:  # output piped into `head` and the like
-        sys.stderr.close()
-        return 0
 
 
 if __name__ == "__main__":
