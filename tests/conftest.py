@@ -65,16 +65,12 @@ def require_vllm() -> None:
 @pytest.fixture(scope="session")
 def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """vLLM (CPU build) serving the tiny model as "tiny"; its base URL (without /v1)."""
-    from servers import start_vllm
+    from servers import start_vllm, stop_vllm
 
     require_vllm()
     process, url = start_vllm(tiny_model, "tiny", tmp_path_factory.mktemp("vllm") / "server.log")
     yield url
-    process.terminate()
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    stop_vllm(process)
 
 
 @contextlib.contextmanager

@@ -6,8 +6,10 @@ vLLM lives in its own virtual environment (it pins its own transformers): `.venv
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -65,9 +67,24 @@ def start_vllm(
     try:
         wait_until_up(f"http://127.0.0.1:{port}/v1/models", process, log, timeout_s=300)
     except BaseException:
-        process.kill()
+        stop_vllm(process)
         raise
     return process, f"http://127.0.0.1:{port}"
+
+
+def stop_vllm(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server from start_vllm and every process it started (its engine core and workers
+    outlive a signal to the API server alone when the engine has died)."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # whatever is left of its session
+    process.wait()
 
 
 Fault = Callable[[int, bytes], "str | None"]  # (request number from 1, body) -> a fault name or None

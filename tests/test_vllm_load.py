@@ -9,7 +9,7 @@ from pathlib import Path
 
 import openai
 import pytest
-from servers import start_vllm
+from servers import start_vllm, stop_vllm
 
 from conftest import require_vllm
 from hivebench.models import ChatRequest, Sampling
@@ -44,8 +44,7 @@ def test_the_default_cpu_server_dies_on_a_seeded_chunked_prefill(tiny_model: Pat
         process.wait(timeout=60)  # the whole server exits
         assert "CPU Generator does not use offset" in log.read_text()
     finally:
-        if process.poll() is None:
-            process.kill()
+        stop_vllm(process)
 
 
 def test_the_documented_server_command_serves_seeded_load(vllm_server: str) -> None:
