@@ -7,7 +7,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, all_blocks, canonical_json, rerun_damaged
+from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, canonical_json, expand_blocks, rerun_damaged
 from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.models.builtin import BUILTIN, folder
 from hivebench.report import LOOPBENCH_FILES
@@ -32,10 +32,10 @@ def study_config():
 
 try:
     CONFIG_SOURCE, CONFIG = study_config()
+    BLOCKS = expand_blocks(CONFIG, CONFIG_SOURCE)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
-BLOCKS = all_blocks(CONFIG, Path(CONFIG_SOURCE).parent)
 STUDIES = list(BLOCKS)
 BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for block in blocks}
 

@@ -212,14 +212,15 @@ def test_bounds_that_span_keys(config, tmp_path):
     assert "the config expands to 1,200,000 jobs; the limit is 100,000" in problems_of(config, tmp_path)
 
 
-def test_the_job_count_bound_counts_the_jobs_the_workflow_makes(config):
-    from hivebench.config import _job_count
+def test_the_size_bounds_count_the_jobs_and_cells_the_workflow_makes(config):
+    from hivebench.config import _matrix_size
 
     config["studies"]["tiny"]["method_seeds"] = {"random": [0, 3, 7, 12]}
     config["tasks"]["k3"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [1, 2], [0, 2]]}}
     config["studies"]["tiny"]["tasks"].append("k3")
     filled = validate(config, "x.yaml")
-    assert _job_count(filled, filled["studies"]["tiny"]) == len(all_blocks(filled, REPO)["tiny"]) == 3 * (3 + 2)
+    blocks = all_blocks(filled, REPO)["tiny"]
+    assert _matrix_size(filled, filled["studies"]["tiny"]) == (len(blocks), sum(len(b.seeds) for b in blocks)) == (15, 42)
 
 
 def test_a_name_snakemake_would_take_for_a_runaway_wildcard(config, tmp_path):
@@ -314,3 +315,20 @@ def test_yaml_aliases_that_expand_to_billions_of_values(tmp_path):
     (tmp_path / "bomb.yaml").write_text("\n".join(lines) + "\n")  # 10^9 values in nine lines
     with pytest.raises(ConfigError, match="more than 5,000,000 values once YAML aliases are expanded"):
         load(tmp_path / "bomb.yaml")
+
+
+def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
+    from hivebench.cells import MAX_SPEC_CHARS, canonical_json, expand_blocks
+
+    config["studies"]["tiny"]["seeds"] = list(range(4_000_000_000, 4_000_020_000))
+    config["methods"]["random"]["seeds_per_job"] = 20_000
+    path = write_config(tmp_path / "big.yaml", config)
+    with pytest.raises(ConfigError) as info:
+        expand_blocks(load(path), str(path))
+    assert "a job of task 'cycle' and method 'random' would carry 220," in str(info.value)
+    assert "lower methods.random.seeds_per_job" in str(info.value) and "soft_fp" not in str(info.value)
+    result = subprocess.run([sys.executable, "-m", "hivebench", "validate", str(path)], capture_output=True, text=True)
+    assert result.returncode == 2 and "would carry" in result.stderr
+    config["methods"]["random"]["seeds_per_job"] = 8_000  # fits: and the estimate is an upper bound
+    blocks = expand_blocks(load(write_config(tmp_path / "big.yaml", config)), str(path))
+    assert max(len(canonical_json(b.spec())) for b in blocks["tiny"]) <= MAX_SPEC_CHARS

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from hivebench.config import Config
+from hivebench.config import Config, ConfigError
 from hivebench.registry import METHODS, TASKS
 from hivebench.tasks.graphs import GraphSpec, resolve_graph
 
@@ -109,6 +109,35 @@ class Block:
             return set(record["seeds"]) if record.get("state") == "done" else None
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+
+# A job's cells travel on its command line (Snakemake runs `bash -c "<command>"`), and Linux takes at
+# most 131,072 bytes in one argument: what is left once paths and flags are there.
+MAX_SPEC_CHARS = 100_000
+
+
+def oversized_jobs(blocks: dict[str, list[Block]]) -> Iterator[str]:
+    """A problem for each (study, task, method) whose largest job's cells would not fit on a command
+    line: too many seeds per job, or parameters that are long by themselves (an inline edge list,
+    initial notes)."""
+    largest: dict[tuple[str, str, str], tuple[int, Block]] = {}
+    shared_chars: dict[int, int] = {}
+    for study, study_blocks in blocks.items():
+        for block in study_blocks:
+            if id(block.shared) not in shared_chars:  # one shared part per population: measure it once
+                shared_chars[id(block.shared)] = len(canonical_json(block.shared))
+            # At most this many characters of seeds: each as long as the block's last, and a comma.
+            chars = shared_chars[id(block.shared)] + len(block.seeds) * (len(str(block.last)) + 1) + 12
+            key = (study, block.shared["task"]["name"], block.shared["method"]["name"])
+            if chars > largest.get(key, (0, block))[0]:
+                largest[key] = (chars, block)
+    for (study, task, method), (chars, block) in largest.items():
+        if chars > MAX_SPEC_CHARS:
+            yield (
+                f"studies.{study}: a job of task {task!r} and method {method!r} would carry {chars:,} characters "
+                f"of cells on its command line ({len(block.seeds)} seeds; the limit is {MAX_SPEC_CHARS:,}): "
+                f"lower methods.{method}.seeds_per_job, or shorten what the task and method inline (edge lists, notes)"
+            )
 
 
 def rerun_damaged(
@@ -257,3 +286,13 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
 
 def all_blocks(config: Config, base: Path) -> dict[str, list[Block]]:
     return {name: study_blocks(config, name, base) for name in config["studies"]}
+
+
+def expand_blocks(config: Config, source: str) -> dict[str, list[Block]]:
+    """Every study's job blocks of a validated config read from `source`; ConfigError naming the
+    source for a job too large to start."""
+    blocks = all_blocks(config, Path(source).parent)
+    problems = list(oversized_jobs(blocks))
+    if problems:
+        raise ConfigError(source, problems)
+    return blocks

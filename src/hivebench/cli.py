@@ -25,10 +25,10 @@ DEFAULT_CONFIG = "config/config.yaml"
 
 
 def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    from hivebench.cells import all_blocks
+    from hivebench.cells import expand_blocks
 
     config = load(args.config)
-    blocks = all_blocks(config, Path(args.config).parent)
+    blocks = expand_blocks(config, args.config)
     if getattr(args, "study", None):
         if args.study not in blocks:
             raise ConfigError(args.config, [f"studies: no study named {args.study!r} (defined: {', '.join(blocks)})"])

@@ -24,6 +24,7 @@ Config = dict[str, Any]
 # Limits that no schema keyword can state (README, "Limits").
 MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has that many rows, and N more)
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
+MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
 
 
@@ -72,6 +73,8 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), [f"cannot be read: {exc.strerror}"]) from None
     except yaml.YAMLError as exc:
         raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
+    except RecursionError:
+        raise ConfigError(str(path), ["nested too deeply to read"]) from None
     if _too_many_values(data):
         raise ConfigError(str(path), [f"more than {MAX_VALUES:,} values once YAML aliases are expanded"])
     return data
@@ -255,12 +258,14 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                         f"{where}: task {task_name!r} at N = {n} with {task['steps']} steps is "
                         f"{n * task['steps']:,} agent-steps in one episode; the limit is {MAX_AGENT_STEPS:,}"
                     )
-    jobs = sum(_job_count(config, study) for study in config["studies"].values())
+    jobs, cells = map(sum, zip(*(_matrix_size(config, study) for study in config["studies"].values())))
     if jobs > MAX_JOBS:
         yield (
             f"studies: the config expands to {jobs:,} jobs; the limit is {MAX_JOBS:,} "
             "(raise the methods' seeds_per_job: a job runs a block of seeds)"
         )
+    if cells > MAX_CELLS:
+        yield f"studies: the config expands to {cells:,} cells; the limit is {MAX_CELLS:,}"
     used = {m for study in config["studies"].values() for m in study["methods"]}
     for name in sorted(used & set(config["methods"])):
         if config["methods"][name]["kind"] == "llm":
@@ -356,21 +361,23 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
             yield f"{where}.weights: {suite!r} {problem} (suites: {', '.join(sorted(suites))})"
 
 
-def _job_count(config: Config, study: dict[str, Any]) -> int:
-    """How many job blocks a study expands to (cells.study_blocks makes them), without making them."""
+def _matrix_size(config: Config, study: dict[str, Any]) -> tuple[int, int]:
+    """How many job blocks and cells a study expands to (cells.study_blocks makes them), without
+    making them."""
     sizes = 0
     for task_name in study["tasks"]:
         if task_name in config["tasks"]:
             graph = config["tasks"][task_name]["graph"]
             sizes += 1 if graph != "cycle" else len(study.get("populations", []))
-    blocks = 0
+    blocks = cells = 0
     for method in study["methods"]:
         if method not in config["methods"]:
             continue
         per_job = config["methods"][method]["seeds_per_job"]
         seeds = study.get("method_seeds", {}).get(method, study["seeds"])
         blocks += -(-seeds // per_job) if isinstance(seeds, int) else len({s // per_job for s in seeds})
-    return sizes * blocks
+        cells += seeds if isinstance(seeds, int) else len(seeds)
+    return sizes * blocks, sizes * cells
 
 
 def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[str]:
