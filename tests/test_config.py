@@ -332,3 +332,13 @@ def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
     config["methods"]["random"]["seeds_per_job"] = 8_000  # fits: and the estimate is an upper bound
     blocks = expand_blocks(load(write_config(tmp_path / "big.yaml", config)), str(path))
     assert max(len(canonical_json(b.spec())) for b in blocks["tiny"]) <= MAX_SPEC_CHARS
+
+
+def test_a_nul_character_never_reaches_a_command_line(config, tmp_path):
+    config["methods"]["llm"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                                "initial_notes": {"text": "keep\x00colour"}}
+    config["studies"]["tiny"]["methods"].append("llm")
+    assert "methods.llm.initial_notes.text: contains a NUL character" in problems_of(config, tmp_path)
+    (tmp_path / "notes.txt").write_bytes(b"keep\x00colour")
+    config["methods"]["llm"]["initial_notes"] = {"file": "notes.txt"}
+    assert f"methods.llm.initial_notes.file: {tmp_path / 'notes.txt'} contains a NUL character" in problems_of(config, tmp_path)

@@ -149,3 +149,12 @@ def test_contrasts_naming_a_method_that_did_not_run_are_an_error():
         contrast_table(frame, {"pairs": [["A", "C"]]}, ["m"], 100, 0.95, 0)
     with pytest.raises(ValueError, match="not in the episodes: Z"):
         contrast_table(frame, {"reference": "Z"}, ["m"], 100, 0.95, 0)
+
+
+def test_a_study_of_one_method_has_an_empty_contrasts_table():
+    from hivebench.contrasts import COLUMNS, contrast_table
+
+    episodes = pd.DataFrame({"suite": "loopbench", "task": "cycle", "method": "random", "population": 3,
+                             "seed": range(5), "proximity": np.linspace(50, 60, 5)})  # fmt: skip
+    table = contrast_table(episodes, {"reference": "random"}, ["proximity"], 200, 0.95, 0)
+    assert table.empty and list(table.columns) == COLUMNS

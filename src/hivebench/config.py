@@ -75,23 +75,26 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), [f"not valid YAML: {exc}"]) from None
     except RecursionError:
         raise ConfigError(str(path), ["nested too deeply to read"]) from None
-    if _too_many_values(data):
-        raise ConfigError(str(path), [f"more than {MAX_VALUES:,} values once YAML aliases are expanded"])
     return data
 
 
-def _too_many_values(data: Any) -> bool:
-    """Whether a loaded document holds more than MAX_VALUES values. YAML aliases share one node, so a
-    few lines can name billions of values that validation would then visit one by one."""
-    budget, stack = MAX_VALUES, [data]
+def _document_problems(data: Any) -> list[str]:
+    """What no schema keyword can say of a loaded document: more than MAX_VALUES values (YAML aliases
+    share one node, so a few lines can name billions of values that validation would visit one by
+    one), and strings holding a NUL character (no command line can carry one to a job)."""
+    budget, stack, problems = MAX_VALUES, [(data, ())], []
     while stack:
-        node = stack.pop()
-        items = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        node, path = stack.pop()
+        items = list(node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else [])
         budget -= len(items) + 1
         if budget < 0:
-            return True
-        stack.extend(item for item in items if isinstance(item, (dict, list)))
-    return False
+            return [f"more than {MAX_VALUES:,} values once YAML aliases are expanded"]
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                stack.append((item, (*path, key)))
+            elif isinstance(item, str) and "\0" in item or isinstance(key, str) and "\0" in key:
+                problems.append(f"{key_path((*path, key))}: contains a NUL character")
+    return sorted(problems)
 
 
 @cache
@@ -185,6 +188,9 @@ def validate(config: Config, source: str) -> Config:
 
     Returns the filled-in config (a copy); raises ConfigError naming `source` and every bad key.
     """
+    problems = _document_problems(config)  # first: validation would visit every value
+    if problems:
+        raise ConfigError(source, problems)
     filled = copy.deepcopy(config)
     errors = sorted(_FillingValidator(_schema()).iter_errors(filled), key=lambda e: list(e.absolute_path))
     errors = [e for e in errors if not _consequence(e, errors)]
@@ -407,7 +413,8 @@ def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[st
             yield f"{where}.initial_notes.{key}: {'not a regular file' if path.exists() else 'no such file'}: {path}"
         elif key == "file":
             try:
-                path.read_bytes().decode("utf-8")
+                if "\0" in path.read_bytes().decode("utf-8"):
+                    yield f"{where}.initial_notes.file: {path} contains a NUL character"
             except UnicodeDecodeError as exc:
                 yield f"{where}.initial_notes.file: {path} is not UTF-8 text (byte {exc.start})"
         else:

@@ -17,6 +17,7 @@ import pandas as pd
 from hivebench.stats import percentile_interval, stratified_bootstrap
 
 UNIT = ["suite", "task", "population", "seed"]
+COLUMNS = ["population", "metric", "a", "b", "n_units", "dropped_units", "resamples", "estimate", "lo", "hi", "method"]
 
 
 def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -76,4 +77,4 @@ def contrast_table(
             for scope, data in scopes:
                 result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
                 rows.append({"population": scope, **result, "method": "paired bootstrap, units resampled within suite x population strata, percentile"})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS)  # no rows for a study of one method: nothing to contrast
