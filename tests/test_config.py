@@ -342,3 +342,9 @@ def test_a_nul_character_never_reaches_a_command_line(config, tmp_path):
     (tmp_path / "notes.txt").write_bytes(b"keep\x00colour")
     config["methods"]["llm"]["initial_notes"] = {"file": "notes.txt"}
     assert f"methods.llm.initial_notes.file: {tmp_path / 'notes.txt'} contains a NUL character" in problems_of(config, tmp_path)
+
+
+def test_a_yaml_alias_that_holds_itself(tmp_path):
+    (tmp_path / "loop.yaml").write_text("tasks: &t {cycle: {kind: coloring, also: [*t]}}\nmethods: {}\nstudies: {}\n")
+    with pytest.raises(ConfigError, match="a YAML alias refers to a mapping or list that holds it"):
+        load(tmp_path / "loop.yaml")

@@ -78,10 +78,32 @@ def read_yaml(path: str | Path) -> Any:
     return data
 
 
+def _refers_to_itself(data: Any) -> bool:
+    """Whether a mapping or list holds itself, directly or deeper (`a: &a [*a]`): a depth-first walk
+    that visits each container once, with the containers on the current path marked."""
+    on_path: set[int] = set()
+    finished: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            finished.add(id(node))
+        elif isinstance(node, (dict, list)) and id(node) not in finished:
+            if id(node) in on_path:
+                return True
+            on_path.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in (node.values() if isinstance(node, dict) else node))
+    return False
+
+
 def _document_problems(data: Any) -> list[str]:
     """What no schema keyword can say of a loaded document: more than MAX_VALUES values (YAML aliases
     share one node, so a few lines can name billions of values that validation would visit one by
     one), and strings holding a NUL character (no command line can carry one to a job)."""
+    if _refers_to_itself(data):
+        return ["a YAML alias refers to a mapping or list that holds it (the document would be infinite)"]
     budget, stack, problems = MAX_VALUES, [(data, ())], []
     while stack:
         node, path = stack.pop()
