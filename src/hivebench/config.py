@@ -112,9 +112,11 @@ def _document_problems(data: Any) -> list[str]:
         if budget < 0:
             return [f"more than {MAX_VALUES:,} values once YAML aliases are expanded"]
         for key, item in items:
-            if isinstance(item, (dict, list)):
+            if isinstance(key, str) and "\0" in key:
+                problems.append(f"{key_path(path)}: the key {key!r} contains a NUL character")
+            elif isinstance(item, (dict, list)):
                 stack.append((item, (*path, key)))
-            elif isinstance(item, str) and "\0" in item or isinstance(key, str) and "\0" in key:
+            elif isinstance(item, str) and "\0" in item:
                 problems.append(f"{key_path((*path, key))}: contains a NUL character")
     return sorted(problems)
 
