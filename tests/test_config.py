@@ -348,3 +348,25 @@ def test_a_yaml_alias_that_holds_itself(tmp_path):
     (tmp_path / "loop.yaml").write_text("tasks: &t {cycle: {kind: coloring, also: [*t]}}\nmethods: {}\nstudies: {}\n")
     with pytest.raises(ConfigError, match="a YAML alias refers to a mapping or list that holds it"):
         load(tmp_path / "loop.yaml")
+
+
+def test_what_no_command_line_or_file_can_carry(config, tmp_path):
+    from hivebench.cells import expand_blocks
+
+    config["methods"]["random"]["kind"] = "llm"
+    config["methods"]["random"].update({"backend": "openai", "model": "m\ud800", "base_url": "http://127.0.0.1:1/v1"})
+    assert "methods.random.model: contains a lone surrogate" in problems_of(config, tmp_path)
+    config["methods"]["random"]["model"] = "m"
+    config["methods"]["random"]["initial_notes"] = {"text": "'" * 30_000}  # five bytes each once shell-quoted
+    path = write_config(tmp_path / "quotes.yaml", config)
+    with pytest.raises(ConfigError, match="a job of task 'cycle' and method 'random' would carry 1[0-9]{2},"):
+        expand_blocks(load(path), str(path))
+    config["methods"]["random"]["initial_notes"] = {"text": "\U0001F600" * 30_000}  # four bytes each in UTF-8
+    path = write_config(tmp_path / "emoji.yaml", config)
+    with pytest.raises(ConfigError, match="would carry 1[0-9]{2},"):
+        expand_blocks(load(path), str(path))
+    del config["methods"]["random"]
+    config["studies"]["tiny"]["methods"] = ["soft_fp", "greedy"]
+    config["methods"]["greedy"] = {"kind": "greedy"}
+    config["studies"]["tiny"]["contrasts"] = {"pairs": [["greedy", "soft_fp"]] * 2}
+    assert "studies.tiny.contrasts.pairs: " in problems_of(config, tmp_path)

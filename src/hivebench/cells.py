@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -112,7 +113,7 @@ class Block:
 
 
 # A job's cells travel on its command line (Snakemake runs `bash -c "<command>"`), and Linux takes at
-# most 131,072 bytes in one argument: what is left once paths and flags are there.
+# most 131,072 bytes in one argument: what is left once paths and flags are there (bytes, shell-quoted).
 MAX_SPEC_CHARS = 100_000
 
 
@@ -125,7 +126,8 @@ def oversized_jobs(blocks: dict[str, list[Block]]) -> Iterator[str]:
     for study, study_blocks in blocks.items():
         for block in study_blocks:
             if id(block.shared) not in shared_chars:  # one shared part per population: measure it once
-                shared_chars[id(block.shared)] = len(canonical_json(block.shared))
+                # as the command line carries it: shell-quoted, in UTF-8 bytes
+                shared_chars[id(block.shared)] = len(shlex.quote(canonical_json(block.shared)).encode())
             # At most this many characters of seeds: each as long as the block's last, and a comma.
             chars = shared_chars[id(block.shared)] + len(block.seeds) * (len(str(block.last)) + 1) + 12
             key = (study, block.shared["task"]["name"], block.shared["method"]["name"])

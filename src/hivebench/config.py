@@ -98,10 +98,19 @@ def _refers_to_itself(data: Any) -> bool:
     return False
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # "\ud800" in YAML: no file, log or command line can hold it
+        return False
+    return True
+
+
 def _document_problems(data: Any) -> list[str]:
     """What no schema keyword can say of a loaded document: more than MAX_VALUES values (YAML aliases
     share one node, so a few lines can name billions of values that validation would visit one by
-    one), and strings holding a NUL character (no command line can carry one to a job)."""
+    one), and strings holding a NUL character (no command line can carry one to a job) or a lone
+    surrogate (UTF-8 has none)."""
     if _refers_to_itself(data):
         return ["a YAML alias refers to a mapping or list that holds it (the document would be infinite)"]
     budget, stack, problems = MAX_VALUES, [(data, ())], []
@@ -118,6 +127,8 @@ def _document_problems(data: Any) -> list[str]:
                 stack.append((item, (*path, key)))
             elif isinstance(item, str) and "\0" in item:
                 problems.append(f"{key_path((*path, key))}: contains a NUL character")
+            elif isinstance(item, str) and not _utf8(item):
+                problems.append(f"{key_path((*path, key))}: contains a lone surrogate (not a character; no UTF-8 for it)")
     return sorted(problems)
 
 
