@@ -45,6 +45,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_scale.py
+	cd benchmarks && ../$(BIN)/python bench_integrity.py
 
 clean:
 	rm -rf results reports logs .snakemake
