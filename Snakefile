@@ -19,7 +19,8 @@ include: "rules/aggregate.smk"
 include: "rules/report.smk"
 
 
-# Cheap aggregation runs where Snakemake runs (on SLURM: not worth a job's ~6 s start-up).
+# Cheap aggregation runs where Snakemake runs (on SLURM: not worth a job's ~6 s start-up); the
+# report sections say so themselves (rules/report.smk).
 localrules:
     all,
     collect,
@@ -33,5 +34,5 @@ localrules:
 rule all:
     default_target: True
     input:
-        [report_file(study, name) for study in STUDIES for name in REPORT_FILES],
+        [report_file(study, name) for study in STUDIES for name in study_report_files(study)],
         list(BLOCK_BY_SUMMARY),

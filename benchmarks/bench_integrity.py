@@ -24,7 +24,7 @@ from bench_scale import REPO, study
 
 from hivebench.cells import all_blocks, rerun_damaged
 from hivebench.config import validate
-from hivebench.runtime import run_block
+from hivebench.engine.loop import run_block
 from hivebench.status import status
 from hivebench.verify import deep_damage
 

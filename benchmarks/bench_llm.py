@@ -24,12 +24,13 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from hivebench.cells import study_blocks  # noqa: E402
 from hivebench.config import validate  # noqa: E402
-from hivebench.estimate import prompt_tokens_per_episode, token_counter  # noqa: E402
-from hivebench.methods.llm_coloring import LLMColorer  # noqa: E402
+from hivebench.estimate import episode_estimate, token_counter  # noqa: E402
+from hivebench.agents.llm import LLMAgent  # noqa: E402
+from hivebench.suites.loopbench.text import ColoringView  # noqa: E402
 from hivebench.models import ChatRequest  # noqa: E402
 from hivebench.models.builtin import folder, prepare  # noqa: E402
 from hivebench.seeding import stream  # noqa: E402
-from hivebench.tasks.coloring import ColoringTask  # noqa: E402
+from hivebench.suites.loopbench.task import ColoringTask  # noqa: E402
 
 SMOLLM2 = "SmolLM2-135M-Instruct"
 
@@ -46,13 +47,13 @@ def round_requests(model: str, backend: str, sample_base: int, **extra: str) -> 
     )  # fmt: skip
     cell = next(study_blocks(config, "s", Path("."))[0].cells())
     task = ColoringTask(cell["task"]["params"], 11)
-    task.reset(stream(0, "init"))
+    task.reset(0)
     for t in range(7):
-        task.step((task.views().colors + (t % 2)) % 2)
+        task.step((task.observe().colors + (t % 2)) % 2)
     with tempfile.TemporaryDirectory() as scratch:
-        method = LLMColorer(cell["method"]["params"], stream(sample_base, "policy"), Path(scratch) / "calls.jsonl")
+        method = LLMAgent(cell["method"]["params"], stream(sample_base, "policy"), Path(scratch) / "calls.jsonl", ColoringView())
         method.notes = [["Neighbours flip with me every round; wait one round."] * 11]
-        return method.requests(task.views())
+        return method.requests(task.observe())
 
 
 def decisions_per_second(backend, requests_for, rounds: int, one_by_one: bool) -> float:
@@ -123,7 +124,8 @@ def bench_prompt_tokens() -> None:
         )  # fmt: skip
         block = study_blocks(config, "s", Path("."))[0]
         count, approximate = token_counter(block.shared["method"]["params"])
-        sizes[history] = prompt_tokens_per_episode(block.shared, count) / (11 * 15)
+        calls, tokens = episode_estimate(block.shared, count)
+        sizes[history] = tokens / calls
         print(f"  history {history!s:>4}: {sizes[history]:7.1f}{' (chars/4)' if approximate else ''}")
     print(f"  full / last 3: {sizes['full'] / sizes[3]:.2f}x")
 

@@ -8,6 +8,8 @@ rule collect:
         EPISODES_TABLE,
     params:
         prices=method_prices,
+    conda:
+        CONDA_ENV
     log:
         "logs/collect/{study}.log",
     script:
@@ -25,6 +27,8 @@ rule scores:
         "results/{study}/scores.parquet",
     params:
         **BOOTSTRAP_PARAMS,
+    conda:
+        CONDA_ENV
     log:
         "logs/scores/{study}.log",
     shell:
@@ -40,6 +44,8 @@ rule contrasts:
     params:
         spec=contrast_spec,
         **BOOTSTRAP_PARAMS,
+    conda:
+        CONDA_ENV
     log:
         "logs/contrasts/{study}.log",
     shell:

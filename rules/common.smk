@@ -10,9 +10,12 @@ from snakemake.logging import logger
 from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, canonical_json, expand_blocks, rerun_damaged
 from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.models.builtin import BUILTIN, folder
-from hivebench.report import LOOPBENCH_FILES
+from hivebench.registry import METHODS, SUITE_OBJECTS
+from hivebench.report import COMMON_FILES, SECTION_FILE, section_files
 
 DEFAULT_CONFIG = "config/config.yaml"
+# The software every rule runs with (`--use-conda` builds it); relative to the rules/ files.
+CONDA_ENV = "../environment.yml"
 
 
 def study_config():
@@ -51,7 +54,21 @@ if workflow.is_main_process:
 # Shell commands find the `hivebench` of the environment running Snakemake, which imported it above.
 shell.prefix(f"PATH={shlex.quote(str(Path(sys.executable).parent))}:\"$PATH\"; ")
 
-REPORT_FILES = LOOPBENCH_FILES
+# The suites each study runs, in the order its tasks list them: each gets a section in its report.
+STUDY_SUITES = {study: list(dict.fromkeys(b.shared["suite"] for b in blocks)) for study, blocks in BLOCKS.items()}
+SUITES_IN_USE = list(dict.fromkeys(suite for suites in STUDY_SUITES.values() for suite in suites))
+
+
+def suite_report_files(suite):
+    return section_files(suite, SUITE_OBJECTS[suite].report_files)
+
+
+def study_report_files(study):
+    return [*COMMON_FILES, *(name for suite in STUDY_SUITES[study] for name in suite_report_files(suite))]
+
+
+def study_sections(wildcards):
+    return [report_file(wildcards.study, f"{suite}/{SECTION_FILE}") for suite in STUDY_SUITES[wildcards.study]]
 
 # Frozen normalisation anchors: the config's own file, else the one beside this workflow.
 ANCHORS = (
@@ -83,7 +100,7 @@ def block_models(wildcards):
     """The converted builtin model folder a block's LLM method loads, if any (built by prepare_model)."""
     method = block_of(wildcards).shared["method"]
     params = method["params"]
-    if method["kind"] == "llm" and params["backend"] == "transformers" and params["model"] in BUILTIN:
+    if METHODS[method["kind"]].calls_models and params.get("backend") == "transformers" and params["model"] in BUILTIN:
         return [str(folder(params["model"]))]
     return []
 
@@ -96,7 +113,7 @@ JOB_RESOURCES = {"llm": {"runtime": 240, "mem_mb": 4000}, "classical": {"runtime
 def block_resource(name):
     def value(wildcards):
         method = CONFIG["methods"][block_of(wildcards).shared["method"]["name"]]
-        default = JOB_RESOURCES["llm" if method["kind"] == "llm" else "classical"].get(name, "")
+        default = JOB_RESOURCES["llm" if METHODS[method["kind"]].calls_models else "classical"].get(name, "")
         return method.get("resources", {}).get(name, default)
 
     return value
@@ -110,7 +127,7 @@ def block_threads(wildcards):
 def slot_resource(method_name):
     """The scheduler resource a method's jobs hold one of: its endpoint's slots (openai methods)."""
     method = CONFIG["methods"][method_name]
-    if method["kind"] != "llm" or method["backend"] != "openai":
+    if not METHODS[method["kind"]].calls_models or method.get("backend") != "openai":
         return None
     return method.get("llm_slots", "llm_slots")
 
@@ -151,7 +168,8 @@ def report_file(study, name):
 
 
 def report_output(name):
-    """A report file as an output; csv tables and png charts also go into `snakemake --report`."""
+    """A report file as an output; csv tables and png charts also go into `snakemake --report` (with
+    captions/<name>.rst: a suite's under captions/<suite>/)."""
     path = report_file("{study}", name)
     stem, suffix = name.rsplit(".", 1)
     if suffix in ("csv", "png"):

@@ -8,6 +8,8 @@ rule prepare_model:
     resources:
         runtime=30,
         mem_mb=4000,
+    conda:
+        CONDA_ENV
     log:
         "logs/models/{model}.log",
     shell:
@@ -27,6 +29,8 @@ rule episodes:
         mem_mb=block_resource("mem_mb"),
         slurm_extra=block_resource("slurm_extra"),
         **SLOT_RESOURCES,
+    conda:
+        CONDA_ENV
     log:
         stderr=BLOCK_LOG,
         record=BLOCK_RECORD,

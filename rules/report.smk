@@ -1,5 +1,27 @@
-# Tables and charts of a study, from its episodes, scores and contrasts tables. The `report()` files
-# (with captions from captions/) also go into `snakemake --report report.html`.
+# A study's report: one section per suite it runs (its own job), then the page with the scores and
+# contrasts of every suite, which embeds the sections. The csv and png files (with captions from
+# captions/) also go into `snakemake --report report.html`.
+
+for suite_name in SUITES_IN_USE:
+
+    rule:
+        name:
+            f"report_{suite_name}"
+        localrule: True
+        input:
+            EPISODES_TABLE,
+        output:
+            [report_output(name) for name in suite_report_files(suite_name)],
+        params:
+            suite=suite_name,
+            **BOOTSTRAP_PARAMS,
+        conda:
+            CONDA_ENV
+        log:
+            f"logs/report/{{study}}/{suite_name}.log",
+        shell:
+            "hivebench report-section --suite {params.suite} --episodes {input:q} --out reports/{wildcards.study:q}/{params.suite}"
+            " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
 rule report:
@@ -7,13 +29,16 @@ rule report:
         episodes=EPISODES_TABLE,
         scores="results/{study}/scores.parquet",
         contrasts="results/{study}/contrasts.parquet",
+        sections=study_sections,
     output:
-        [report_output(name) for name in REPORT_FILES],
+        [report_output(name) for name in COMMON_FILES],
     params:
         **BOOTSTRAP_PARAMS,
+    conda:
+        CONDA_ENV
     log:
-        "logs/report/{study}.log",
+        "logs/report/{study}/page.log",
     shell:
-        "hivebench report --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
+        "hivebench report --only-page --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
         " --out reports/{wildcards.study:q} --resamples {params.resamples} --confidence {params.confidence}"
         " --bootstrap-seed {params.seed} > {log:q} 2>&1"

@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
-from hivebench.methods.classical import (
+from hivebench.suites.loopbench.baselines import (
     ConservativeRandomColorer,
     GreedyColorer,
     RandomColorer,
     SoftColorerCFP,
     SoftColorerFP,
 )
-from hivebench.tasks.coloring import ColoringTask, exact_conf_best
-from hivebench.tasks.graphs import BRUTE_FORCE_LIMIT, cycle_edges
+from hivebench.suites.loopbench.task import ColoringTask, exact_conf_best
+from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_edges
 
 PARAMS = {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}
 
@@ -34,10 +34,10 @@ def task_at(colors: np.ndarray, graph, num_colors: int) -> ColoringTask:
 @pytest.mark.parametrize("n", [3, 5, 7, 9, 11, 21, 51])
 def test_greedy_oscillates_forever_from_the_symmetric_start_on_every_odd_cycle(n):
     task = ColoringTask({**PARAMS, "steps": 60}, n)
-    task.reset(np.random.default_rng(0))
+    task.reset(0)
     method = GreedyColorer({}, np.random.default_rng(0))
     while not task.done:
-        task.step(method.decide(task.views()))
+        task.step(method.decide(task.observe()))
     # all nodes flip together: the state alternates all-0 / all-1 and every edge always conflicts
     assert (task.trajectory == (np.arange(61) % 2)[:, None]).all()
     assert task.metrics()["conflicts"] == [n] * 61
@@ -49,7 +49,7 @@ def test_cfp_never_increases_a_nodes_own_conflicts_against_the_state_it_saw():
         n, c = int(rng.integers(3, 16)), int(rng.integers(2, 5))
         graph = random_graph(rng, n, 2 * n)
         task = task_at(rng.integers(c, size=n), graph, c)
-        views = task.views()
+        views = task.observe()
         method = SoftColorerCFP({"p": float(rng.random())}, np.random.default_rng(trial))
         new = method.decide(views)
         before = views.neighbor_counts[np.arange(n), views.colors]
@@ -64,7 +64,7 @@ def test_fp_active_nodes_take_a_least_conflicted_colour():
     rng = np.random.default_rng(2)
     n, c = 40, 3
     task = task_at(rng.integers(c, size=n), random_graph(rng, n, 80), c)
-    views = task.views()
+    views = task.observe()
     everyone = SoftColorerFP({"p": 1.0}, np.random.default_rng(3)).decide(views)
     counts = views.neighbor_counts
     assert (counts[np.arange(n), everyone] == counts.min(axis=1)).all()
@@ -75,7 +75,7 @@ def test_fp_active_nodes_take_a_least_conflicted_colour():
 def test_fp_breaks_ties_at_random_and_cfp_keeps_a_tied_colour():
     # On C4 coloured 0,0,1,1 every node has one conflict either way: a tie.
     task = task_at(np.array([0, 0, 1, 1]), [list(e) for e in cycle_edges(4)], 2)
-    views = task.views()
+    views = task.observe()
     fp = SoftColorerFP({"p": 1.0}, np.random.default_rng(4))
     draws = np.array([fp.decide(views) for _ in range(200)])
     assert set(np.unique(draws)) == {0, 1}  # both colours are taken
@@ -87,7 +87,7 @@ def test_conservative_random_moves_only_nodes_in_conflict():
     rng = np.random.default_rng(5)
     n = 30
     task = task_at(rng.integers(2, size=n), random_graph(rng, n, 40), 2)
-    views = task.views()
+    views = task.observe()
     calm = views.own_conflicts == 0
     assert calm.any() and (~calm).any()
     for seed in range(20):
@@ -98,7 +98,7 @@ def test_conservative_random_moves_only_nodes_in_conflict():
 def test_random_draws_every_colour_uniformly():
     task = task_at(np.zeros(10, dtype=int), [list(e) for e in cycle_edges(10)], 3)
     method = RandomColorer({}, np.random.default_rng(6))
-    draws = np.concatenate([method.decide(task.views()) for _ in range(3000)])
+    draws = np.concatenate([method.decide(task.observe()) for _ in range(3000)])
     assert np.allclose(np.bincount(draws, minlength=3) / len(draws), 1 / 3, atol=0.01)
 
 

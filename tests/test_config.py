@@ -1,5 +1,6 @@
 """A bad config stops with a message that names the file and the key."""
 
+import json
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import yaml
 from conftest import REPO, write_config
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, load, validate
-from hivebench.registry import METHODS, TASKS
+from hivebench.registry import METHODS, TASK_KINDS
 
 
 def problems_of(config, tmp_path):
@@ -127,9 +128,11 @@ def test_fixed_graph_from_an_edges_file_relative_to_the_config(config, tmp_path)
 
 
 def test_schema_names_exactly_the_registered_kinds():
-    schema = yaml.safe_load((REPO / "config" / "schema" / "config.schema.yaml").read_text())
+    result = subprocess.run([sys.executable, "-m", "hivebench", "schema"], capture_output=True, text=True, check=True)
+    schema = json.loads(result.stdout)
     assert set(schema["$defs"]["method"]["properties"]["kind"]["enum"]) == set(METHODS)
-    assert set(schema["$defs"]["task"]["properties"]["kind"]["enum"]) == set(TASKS)
+    assert set(schema["$defs"]["task"]["properties"]["kind"]["enum"]) == set(TASK_KINDS)
+    assert {"coloring_task", "soft_fp_method", "llm_method"} <= set(schema["$defs"])  # suites' fragments merged
 
 
 def test_cli_validate_exits_2_and_names_the_key(config, tmp_path):
@@ -193,7 +196,7 @@ def _set(path, value):
          "studies.tiny.contrasts.pairs[0]: a method contrasted with itself ('random')"),
         (_set(("studies", "tiny", "contrasts"), {"reference": "random", "metrics": ["proximty"]}),
          "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites (proximity, stability)"),
-        (_set(("tasks", "cycle", "conf_best"), 2), "tasks.cycle.conf_best: 2 is wrong for C3 with 2 colours: the optimum is 1"),
+        (_set(("tasks", "cycle", "conf_best"), 2), "studies.tiny.populations[0]: conf_best = 2 is wrong for C3 with 2 colours: the optimum is 1"),
         (_set(("anchors",), "missing.yaml"), "anchors: "),
     ],
 )
@@ -213,14 +216,15 @@ def test_bounds_that_span_keys(config, tmp_path):
 
 
 def test_the_size_bounds_count_the_jobs_and_cells_the_workflow_makes(config):
-    from hivebench.config import _matrix_size
+    from hivebench.config import _matrix_size, resolved_task_params
 
     config["studies"]["tiny"]["method_seeds"] = {"random": [0, 3, 7, 12]}
     config["tasks"]["k3"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [1, 2], [0, 2]]}}
     config["studies"]["tiny"]["tasks"].append("k3")
     filled = validate(config, "x.yaml")
     blocks = all_blocks(filled, REPO)["tiny"]
-    assert _matrix_size(filled, filled["studies"]["tiny"]) == (len(blocks), sum(len(b.seeds) for b in blocks)) == (15, 42)
+    resolved = {name: resolved_task_params(task, REPO) for name, task in filled["tasks"].items()}
+    assert _matrix_size(filled, filled["studies"]["tiny"], resolved) == (len(blocks), sum(len(b.seeds) for b in blocks)) == (15, 42)
 
 
 def test_a_name_snakemake_would_take_for_a_runaway_wildcard(config, tmp_path):
@@ -275,6 +279,18 @@ def test_an_anchors_file_that_is_not_a_mapping(config, tmp_path):
     assert "anchors: " + str(tmp_path / "anchors.yaml") + ": the top level must map suites" in problems_of(config, tmp_path)
     (tmp_path / "anchors.yaml").write_text("swarmbench: {pursuit: {8: {value: .nan, provenance: x}}}\n")
     assert "swarmbench.pursuit.8.value: must be a positive finite number" in problems_of(config, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("history", "message"),
+    [(3.0, "3.0 is not an integer (write 3)"), (-1, "-1 is less than the minimum of 0"), ("ful", "'full' was expected")],
+)
+def test_a_value_matching_no_alternative_is_told_about_the_closest_one(config, tmp_path, history, message):
+    """`history` is "full" or a count: a number is told what is wrong with it as a number, a string
+    is told the name it may have misspelt."""
+    config["methods"]["api"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
+                                "history": history}
+    assert f"methods.api.history: {message}" in problems_of(config, tmp_path)
 
 
 def test_llm_slots_never_names_a_snakemake_resource(config, tmp_path):

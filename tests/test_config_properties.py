@@ -19,7 +19,7 @@ from hivebench.cells import all_blocks, digest
 from hivebench.config import ConfigError, validate
 from hivebench.contrasts import contrast_table
 from hivebench.registry import SUITE_METRICS
-from hivebench.runtime import run_episode, summary_row
+from hivebench.engine.loop import run_episode, summary_row
 from hivebench.scores import score_table
 
 SECTIONS = ("tasks", "methods", "studies", "prices", "report", "anchors")

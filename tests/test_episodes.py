@@ -13,7 +13,7 @@ from conftest import REPO
 
 from hivebench.cells import all_blocks, cell_path, digest
 from hivebench.config import ConfigError, validate
-from hivebench.runtime import run_block, write_episode
+from hivebench.engine.loop import run_block, write_episode
 from hivebench.store import CELL_KEY, HASH_KEY, SUMMARY_KEY
 
 
@@ -58,7 +58,7 @@ def test_methods_on_the_same_seed_share_the_initial_state(config):
     starts = set()
     for method in ("random", "soft_fp"):
         cell = first_cell(config, method=method, population=11, seed=7)
-        from hivebench.runtime import run_episode
+        from hivebench.engine.loop import run_episode
 
         table, _ = run_episode(cell)
         starts.add(tuple(table.to_pandas().query("step == 0").color))
@@ -134,7 +134,7 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path, args, message):
 
 
 def test_a_wrong_conf_best_is_an_error_not_a_proximity_above_100(config):
-    from hivebench.runtime import run_episode
+    from hivebench.engine.loop import run_episode
 
     config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
                              "conf_best": 3}

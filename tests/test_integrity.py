@@ -18,7 +18,7 @@ import pytest
 from conftest import read_only
 from hivebench.cells import all_blocks, canonical_json, cell_path, rerun_damaged
 from hivebench.config import validate
-from hivebench.runtime import run_block
+from hivebench.engine.loop import run_block
 from hivebench.status import lock_note, status
 from hivebench.store import temp_files, write_atomic
 from hivebench.verify import deep_damage

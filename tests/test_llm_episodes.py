@@ -13,13 +13,13 @@ import pytest
 from hivebench.cells import calls_path, cell_path, study_blocks
 from hivebench.config import validate
 from hivebench.estimate import estimate
-from hivebench.methods.llm_coloring import decision_schema, user_prompt
+from hivebench.agents.llm import decision_schema
+from hivebench.suites.loopbench.text import user_prompt
 from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider
-from hivebench.runtime import write_episode
-from hivebench.seeding import stream
-from hivebench.tasks.coloring import ColoringTask
+from hivebench.engine.loop import write_episode
+from hivebench.suites.loopbench.task import ColoringTask
 
 
 def llm_config(model: Path, steps: int = 4, populations: tuple[int, ...] = (3,), **method: Any) -> dict[str, Any]:
@@ -61,10 +61,10 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp):
 
 def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     task = ColoringTask({"graph": "cycle", "colors": 2, "steps": 6, "init": "same", "metric_window": "from_initial"}, 5)
-    task.reset(stream(0, "init"))
+    task.reset(0)
     for colors in ([1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0]):
         task.step(colors)
-    views = task.views()
+    views = task.observe()
     full = user_prompt(views, 1, "[NEW] hold after a flip", None, 50)
     assert "Round 4 of 6." in full and "Your colour now: 1." in full
     assert "agent 0: 0, agent 2: 0" in full
@@ -132,7 +132,7 @@ class Scripted:
 
 
 def test_an_invalid_reply_gets_one_repair_quoting_the_error_then_a_fallback(tmp_path):
-    schema = decision_schema(2, 20)
+    schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 20)
     request = ChatRequest(({"role": "user", "content": "go"},), schema, Sampling(), 1)
     backend = Scripted(['{"color": 3, "notes": ""}', "not json", '{"color": 1, "notes": "ok"}', "{}"])
     decider = Decider(backend, ResponseCache(tmp_path / "calls.jsonl"))

@@ -46,7 +46,7 @@ def test_smollm2_episodes_through_snakemake(tmp_path: Path) -> None:
     cell = tmp_path / "results/episodes/llm/loopbench/cycle/smollm2/n3/s0.parquet"
     assert pq.read_table(cell).column("notes").length() == 4 * 3
     assert (tmp_path / "results/episodes/llm/loopbench/cycle/smollm2/n3/s0.calls.jsonl").is_file()
-    table = pd.read_csv(tmp_path / "reports/llm/table1.csv")
+    table = pd.read_csv(tmp_path / "reports/llm/loopbench/table1.csv")
     assert set(table.method) == {"random", "smollm2"}
     log = (tmp_path / "logs/episodes/llm/loopbench/cycle/smollm2/n3/block0-0.log").read_text()
     assert "round 3/3, 9 calls" in log  # progress of a long episode, in the job's log

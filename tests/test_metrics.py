@@ -1,11 +1,11 @@
-"""Proximity and Stability on hand-computed trajectories, for both t = 0 conventions."""
+"""Proximity and Stability on hand-computed trajectories, for each window convention."""
 
 import math
 
 import numpy as np
 import pytest
 
-from hivebench import scoring
+from hivebench.suites.loopbench import scoring
 
 # T = 4 steps: states t = 0..4 with conflicts 3, 1, 2, 1, 1; conf_best = 1, conf_initial = 3.
 CONFLICTS = np.array([3, 1, 2, 1, 1])
@@ -18,6 +18,30 @@ def test_from_initial_window_uses_states_0_to_T_minus_1():
     assert scoring.proximity(window, conf_initial=3, conf_best=1) == pytest.approx(62.5)
     # one increase (1 -> 2) among T - 1 = 3 transitions
     assert scoring.stability(window) == pytest.approx(100 - 100 / 3)
+
+
+def test_full_window_uses_every_state_0_to_T():
+    window = scoring.metric_window(CONFLICTS, steps=4, window="full")
+    assert window.tolist() == [3, 1, 2, 1, 1]
+    # ratios 1, 0, 1/2, 0, 0 over T + 1 = 5 states -> mean 0.3
+    assert scoring.proximity(window, conf_initial=3, conf_best=1) == pytest.approx(70.0)
+    # one increase among T = 4 transitions
+    assert scoring.stability(window) == pytest.approx(75.0)
+
+
+def test_full_window_gives_the_granularity_of_the_papers_table_1():
+    """Five C3 runs of T = 15 from the symmetric start (conf_initial 3, conf_best 1): under the full
+    window every mean Stability is a multiple of 100/75 and every mean Proximity a multiple of 100/80,
+    as every C3 value of the paper's Table 1 is; the other windows divide by 14 transitions or 15
+    states instead."""
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        runs = [np.concatenate([[3], rng.choice([1, 3], size=15)]) for _ in range(5)]
+        windows = [scoring.metric_window(r, steps=15, window="full") for r in runs]
+        stability = np.mean([scoring.stability(w) for w in windows])
+        proximity = np.mean([scoring.proximity(w, 3, 1) for w in windows])
+        assert (100 - stability) / (100 / 75) == pytest.approx(round((100 - stability) / (100 / 75)))
+        assert (100 - proximity) / (100 / 80) == pytest.approx(round((100 - proximity) / (100 / 80)))
 
 
 def test_after_steps_window_uses_states_1_to_T():

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import numpy as np
 
-from hivebench.methods.llm_coloring import decision_schema
+from hivebench.agents.llm import decision_schema
 from hivebench.models import ChatRequest, Sampling
 from hivebench.models.decide import check
 from hivebench.models.local import TransformersBackend
 
-SCHEMA = decision_schema(colors=2, notes_chars=40)
+SCHEMA = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, notes_chars=40)
 
 
 def requests(n: int, sampling: Sampling = Sampling(temperature=1.0, top_p=1.0, max_tokens=64)) -> list[ChatRequest]:

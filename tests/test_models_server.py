@@ -13,13 +13,13 @@ from servers import FaultProxy
 
 from hivebench.cells import calls_path, cell_path, study_blocks
 from hivebench.config import validate
-from hivebench.methods.llm_coloring import decision_schema
+from hivebench.agents.llm import decision_schema
 from hivebench.models import BackendError, ChatRequest, Sampling
 from hivebench.models.decide import FALLBACK, check
 from hivebench.models.remote import OpenAIBackend, RetryPolicy
-from hivebench.runtime import write_episode
+from hivebench.engine.loop import write_episode
 
-SCHEMA = decision_schema(colors=2, notes_chars=40)
+SCHEMA = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, notes_chars=40)
 
 
 def requests(n: int) -> list[ChatRequest]:

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.contrasts import contrast_table
-from hivebench.report.loopbench import render
+from hivebench.cli import main
 from hivebench.scores import score_table
 
 HOSTILE = '<script>alert("x")</script>'
@@ -28,7 +28,7 @@ def test_names_from_config_are_escaped_in_the_report(tmp_path):
     score_table(episodes, 200, 0.95, 0, {}).to_parquet(tmp_path / "scores.parquet")
     spec = {"reference": "plain"}
     contrast_table(episodes, spec, ["proximity"], 200, 0.95, 0).to_parquet(tmp_path / "contrasts.parquet")
-    render(tmp_path / "episodes.parquet", tmp_path / "scores.parquet", tmp_path / "contrasts.parquet", tmp_path / "r", 200, 0.95, 0)
+    assert main(["report", "--episodes", str(tmp_path / "episodes.parquet"), "--out", str(tmp_path / "r"), "--resamples", "200"]) == 0
     page = (tmp_path / "r" / "index.html").read_text()
     assert HOSTILE not in page and "<b>" not in page
     assert "&lt;script&gt;" in page and "s&lt;b&gt;" in page

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hivebench.cells import all_blocks, cell_path
 from hivebench.config import validate
-from hivebench.runtime import run_block
+from hivebench.engine.loop import run_block
 from hivebench.status import status, table
 
 

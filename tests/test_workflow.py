@@ -53,7 +53,7 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     assert episodes.groupby(["method", "graph"]).seed.nunique().eq(10).all()
     cells = list((workdir / "results/episodes/tiny/loopbench/cycle").rglob("s*.parquet"))
     assert len(cells) == 40
-    table = pd.read_csv(workdir / "reports/tiny/table1.csv")
+    table = pd.read_csv(workdir / "reports/tiny/loopbench/table1.csv")
     assert list(table.columns) == [
         "method", "graph", "proximity", "proximity_lo", "proximity_hi",
         "stability", "stability_lo", "stability_hi", "episodes", "proximity_episodes",
@@ -70,11 +70,11 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     index = (workdir / "reports/tiny/index.html").read_text()
     first = table.iloc[0]
     assert f"{first.proximity:.1f} [{first.proximity_lo:.1f}, {first.proximity_hi:.1f}]" in index
-    assert "conflicts.png" in index and (workdir / "reports/tiny/conflicts.png").read_bytes()[:4] == b"\x89PNG"
-    chart = (workdir / "reports/tiny/conflicts.html").read_text()
+    assert "loopbench/conflicts.png" in index and (workdir / "reports/tiny/loopbench/conflicts.png").read_bytes()[:4] == b"\x89PNG"
+    chart = (workdir / "reports/tiny/loopbench/conflicts.html").read_text()
     assert "https://cdn" not in chart and "vega" in chart  # self-contained: opens offline
-    assert "\\begin{tabular}" in (workdir / "reports/tiny/table1.tex").read_text()
-    assert "C5 Proximity (%)" in (workdir / "reports/tiny/table1.md").read_text()
+    assert "\\begin{tabular}" in (workdir / "reports/tiny/loopbench/table1.tex").read_text()
+    assert "C5 Proximity (%)" in (workdir / "reports/tiny/loopbench/table1.md").read_text()
 
 
 class Tables(HTMLParser):
@@ -119,7 +119,7 @@ def test_scores_contrasts_and_their_report_tables_agree(workdir):
         assert cells[:4] == [row.metric, row.a, row.b, row.population]
         assert [float(c) for c in cells[4:7]] == pytest.approx([row.estimate, row.lo, row.hi], abs=0.006)
     for row, cells in zip(scores.itertuples(), score_rows):
-        assert cells[1] == row.method and float(cells[4]) == pytest.approx(row.mean, abs=0.006)
+        assert cells[2] == row.method and float(cells[5]) == pytest.approx(row.mean, abs=0.006)
     assert (workdir / "reports/tiny/forest.png").read_bytes()[:4] == b"\x89PNG"
     assert "\\begin{tabular}" in (workdir / "reports/tiny/contrasts.tex").read_text()
 
@@ -148,7 +148,7 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(workdir):
     )
     reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
     assert sum("Params have changed" in r for r in reasons) == 4
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "all": 1}
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}
     random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
     fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
     stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
@@ -164,7 +164,7 @@ def test_adding_seeds_runs_only_the_new_cells(workdir):
     config["methods"]["soft_fp"]["p"] = 0.5
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "all": 1}  # the new blocks 10-14
+    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}  # the new blocks 10-14
     done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
     stamp = done.stat().st_mtime_ns
     snakemake(workdir)

@@ -47,7 +47,7 @@ def test_damaged_results_are_redone_and_status_agrees(finished: Path) -> None:
     report = hivebench_status(finished)
     assert counts(report, "damaged") == 2 and counts(report, "done") == 38
     assert len(report["problems"]) == 3
-    assert planned_jobs(finished) == {"episodes": 3, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "all": 1}
+    assert planned_jobs(finished) == {"episodes": 3, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}
     snakemake(finished)
     logs = {block: (finished / "logs/episodes/tiny/loopbench/cycle" / f"{block}.log").read_text()
             for block in ("random/n3/block0-4", "soft_fp/n5/block5-9", "random/n5/block5-9")}  # fmt: skip

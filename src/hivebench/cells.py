@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from hivebench.config import Config, ConfigError
-from hivebench.registry import METHODS, TASKS
-from hivebench.tasks.graphs import GraphSpec, resolve_graph
+from hivebench.config import Config, ConfigError, resolved_task_params, task_sizes
+from hivebench.registry import METHODS, TASK_KINDS, task_kind, task_suite
 
 CELL_FORMAT = 1
 EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
@@ -89,17 +88,17 @@ class Block:
         found = {self.summary_path: "not a whole Parquet file"} if not parquet_framed(self.summary_path) else {}
         ran = self._seeds_run()
         for cell in self.cells():
-            path = cell_path(cell)
-            try:
-                changed = os.stat(path).st_mtime_ns > written
-            except OSError:
-                if ran is None or cell["seed"] in ran:  # not a seed the config has just added
-                    found[path] = "missing"
-                continue
-            if changed:
-                found[path] = "changed after its job finished"
-            elif not parquet_framed(path):
-                found[path] = "not a whole Parquet file"
+            for path in cell_files(cell):
+                try:
+                    changed = os.stat(path).st_mtime_ns > written
+                except OSError:
+                    if ran is None or cell["seed"] in ran:  # not a seed the config has just added
+                        found[path] = "missing"
+                    continue
+                if changed:
+                    found[path] = "changed after its job finished"
+                elif not parquet_framed(path):
+                    found[path] = "not a whole Parquet file"
         return found
 
 
@@ -185,7 +184,7 @@ def check_cell(cell: Any) -> dict[str, Any]:
     if missing:
         raise CellError(f"the cell lacks {', '.join(sorted(missing))} (see `hivebench cells --json`)")
     kinds = [part.get("kind") if isinstance(part, dict) else None for part in (cell["task"], cell["method"])]
-    if kinds[0] not in TASKS or kinds[1] not in METHODS:
+    if kinds[0] not in TASK_KINDS or kinds[1] not in METHODS:
         raise CellError(f"unknown task or method kind in the cell: {kinds[0]!r}, {kinds[1]!r}")
     if not isinstance(cell["seed"], int) or cell["seed"] < 0:
         raise CellError(f"seed must be a non-negative integer, got {cell['seed']!r}")
@@ -210,6 +209,17 @@ def cell_path(cell: dict[str, Any]) -> str:
     return CELL_FILE.format(**path_fields(cell), seed=cell["seed"])
 
 
+def side_path(path: str | Path, name: str) -> str:
+    """Where a cell's side table `name` lies: s3.parquet -> s3.messages.parquet."""
+    return str(path).removesuffix(".parquet") + f".{name}.parquet"
+
+
+def cell_files(cell: dict[str, Any]) -> list[str]:
+    """A cell's result files: its per-agent table, then its task's side tables."""
+    path = cell_path(cell)
+    return [path, *(side_path(path, name) for name in task_kind(cell["task"]["kind"]).tables)]
+
+
 def calls_path(cell: dict[str, Any]) -> str:
     return CALLS_FILE.format(**path_fields(cell), seed=cell["seed"])
 
@@ -224,12 +234,10 @@ def seed_list(seeds: int | list[int]) -> list[int]:
     return list(range(seeds)) if isinstance(seeds, int) else sorted(seeds)
 
 
-def resolved_task(config: Config, name: str, graph: GraphSpec) -> dict[str, Any]:
+def resolved_task(config: Config, name: str, base: Path) -> dict[str, Any]:
     task = config["tasks"][name]
-    entry = TASKS[task["kind"]]
-    params = {k: v for k, v in task.items() if k != "kind"}
-    params["graph"] = graph.as_param()
-    return {"name": name, "kind": task["kind"], "version": entry.version, "params": params}
+    params = resolved_task_params(task, base)
+    return {"name": name, "kind": task["kind"], "version": task_kind(task["kind"]).version, "params": params}
 
 
 def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
@@ -244,13 +252,14 @@ def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
     return spec
 
 
-def resolved_method(config: Config, name: str, base: Path) -> dict[str, Any]:
+def resolved_method(config: Config, name: str, suite: str, base: Path) -> dict[str, Any]:
+    """A method as it runs a task of `suite` (its version is that suite's implementation's)."""
     method = config["methods"][name]
-    entry = METHODS[method["kind"]]
+    version = METHODS[method["kind"]].impl(suite).version
     params = {k: v for k, v in method.items() if k not in METHOD_NON_PARAMS}
     if "initial_notes" in params:
         params["initial_notes"] = resolved_notes(params["initial_notes"], base)
-    return {"name": name, "kind": method["kind"], "version": entry.version, "params": params}
+    return {"name": name, "kind": method["kind"], "version": version, "params": params}
 
 
 def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], population: int) -> dict[str, Any]:
@@ -258,7 +267,7 @@ def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], popula
     return {
         "format": CELL_FORMAT,
         "study": study,
-        "suite": TASKS[task["kind"]].suite,
+        "suite": task_suite(task["kind"]),
         "task": task,
         "method": method,
         "population": int(population),
@@ -270,11 +279,10 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
     study = config["studies"][study_name]
     blocks = []
     for task_name in study["tasks"]:
-        graph = resolve_graph(config["tasks"][task_name]["graph"], base)
-        task = resolved_task(config, task_name, graph)
-        populations = study["populations"] if graph.fixed_size is None else [graph.fixed_size]
+        task = resolved_task(config, task_name, base)
+        populations = task_sizes(config["tasks"][task_name], task["params"], study.get("populations")) or []
         for method_name in study["methods"]:
-            method = resolved_method(config, method_name, base)
+            method = resolved_method(config, method_name, task_suite(task["kind"]), base)
             per_job = config["methods"][method_name]["seeds_per_job"]
             by_block: dict[int, list[int]] = {}
             for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):

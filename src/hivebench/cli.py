@@ -19,7 +19,7 @@ from hivebench.anchors import AnchorError
 from hivebench.cells import CellError
 from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
-from hivebench.tasks.graphs import GraphError
+from hivebench.suite import TaskParamError
 
 DEFAULT_CONFIG = "config/config.yaml"
 
@@ -42,6 +42,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         cells = sum(len(b.seeds) for b in study_blocks)
         print(f"{args.config}: study {study!r}: {cells} cells in {len(study_blocks)} jobs")
     print(f"{args.config}: valid")
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from hivebench.config import schema
+
+    print(json.dumps(schema(), indent=1))
     return 0
 
 
@@ -70,7 +77,7 @@ def cmd_cells(args: argparse.Namespace) -> int:
 
 def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     from hivebench.cells import make_cell, resolved_method, resolved_task, shared_part
-    from hivebench.tasks.graphs import resolve_graph
+    from hivebench.registry import task_kind, task_suite
 
     missing = [flag for flag in ("task", "method", "population", "seed") if getattr(args, flag) is None]
     if missing:
@@ -80,15 +87,18 @@ def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     for kind, name in (("tasks", args.task), ("methods", args.method)):
         if name not in config[kind]:
             raise ConfigError(args.config, [f"{kind}: no entry named {name!r} (defined: {', '.join(config[kind])})"])
-    graph = resolve_graph(config["tasks"][args.task]["graph"], base)
-    task = resolved_task(config, args.task, graph)
-    shared = shared_part(args.study, task, resolved_method(config, args.method, base), args.population)
+    task = resolved_task(config, args.task, base)
+    problems = list(task_kind(task["kind"]).hooks.population_problems(task["params"], args.population))
+    if problems:
+        raise ConfigError(args.config, [f"--population {args.population}: {p} (task {args.task!r})" for p in problems])
+    suite = task_suite(task["kind"])
+    shared = shared_part(args.study, task, resolved_method(config, args.method, suite, base), args.population)
     return make_cell(shared, args.seed)
 
 
 def cmd_episode(args: argparse.Namespace) -> int:
     from hivebench.cells import cell_path, check_cell
-    from hivebench.runtime import write_episode
+    from hivebench.engine.loop import write_episode
 
     if args.cell:
         text = sys.stdin.read() if args.cell == "-" else Path(args.cell).read_text()
@@ -103,7 +113,7 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 
 def cmd_episodes(args: argparse.Namespace) -> int:
-    from hivebench.runtime import run_block
+    from hivebench.engine.loop import run_block
     from hivebench.store import write_json
 
     spec = json.loads(args.spec)
@@ -228,14 +238,43 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
     return 0
 
 
+def render_section(episodes: Any, suite: str, folder: Path, resamples: int, confidence: float, seed: int) -> Path:
+    """Write one suite's report section into `folder` (reports/<study>/<suite>) from a study's episodes."""
+    from hivebench.registry import SUITE_OBJECTS
+    from hivebench.report import SECTION_FILE
+    from hivebench.suite import load
+
+    folder.mkdir(parents=True, exist_ok=True)
+    render = load(SUITE_OBJECTS[suite].report)
+    part = render(episodes[episodes["suite"] == suite].reset_index(drop=True), folder, f"{suite}/", resamples, confidence, seed)
+    (folder / SECTION_FILE).write_text(part, encoding="utf-8")
+    return folder
+
+
+def cmd_report_section(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    episodes = pd.read_parquet(args.episodes)
+    print(render_section(episodes, args.suite, Path(args.out), args.resamples, args.confidence, args.bootstrap_seed))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    from hivebench.report.loopbench import render
+    import pandas as pd
+
+    from hivebench.report.page import render_page
 
     results = Path(args.episodes).parent
-    scores = args.scores or results / "scores.parquet"
-    contrasts = args.contrasts or results / "contrasts.parquet"
-    for path in render(args.episodes, scores, contrasts, args.out, args.resamples, args.confidence, args.bootstrap_seed):
-        print(path)
+    episodes = pd.read_parquet(args.episodes)
+    scores = pd.read_parquet(args.scores or results / "scores.parquet")
+    contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
+    out = Path(args.out)
+    suites = list(pd.unique(episodes["suite"]))
+    if not args.only_page:
+        for suite in suites:
+            print(render_section(episodes, suite, out / suite, args.resamples, args.confidence, args.bootstrap_seed))
+    study = str(episodes["study"].iloc[0])
+    print(render_page(study, scores, contrasts, suites, out, args.confidence))
     return 0
 
 
@@ -261,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("validate", help="check a config; print its cells and jobs per study")
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("schema", help="print the config's JSON Schema: the core with every suite's fragment merged in")
+    p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser("cells", help="list the cells of a config: hash, study, task, method, N, seed, path")
     with_config(p, study_filter=True)
@@ -322,20 +364,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--spec", required=True, help='JSON: {"reference": m} or {"pairs": [[a, b]]}, "metrics", "weights"')
     p.set_defaults(func=cmd_contrasts)
 
-    p = sub.add_parser("report", help="render the LoopBench tables and charts from an episodes table")
-    p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
+    def with_report_flags(p: argparse.ArgumentParser, out: str) -> None:
+        p.add_argument("--episodes", required=True, help="results/<study>/episodes.parquet")
+        p.add_argument("--out", required=True, help=out)
+        p.add_argument("--resamples", type=int, default=10_000)
+        p.add_argument("--confidence", type=float, default=0.95)
+        p.add_argument("--bootstrap-seed", type=int, default=0)
+
+    p = sub.add_parser("report", help="render a study's report: each suite's section, scores, contrasts, index.html")
+    with_report_flags(p, "report folder, e.g. reports/<study>")
     p.add_argument("--scores", help="scores table (default: scores.parquet beside the episodes)")
     p.add_argument("--contrasts", help="contrasts table (default: contrasts.parquet beside the episodes)")
-    p.add_argument("--out", required=True, help="report folder, e.g. reports/<study>")
-    p.add_argument("--resamples", type=int, default=10_000)
-    p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--bootstrap-seed", type=int, default=0)
+    p.add_argument("--only-page", action="store_true", help="the sections are rendered already (report-section)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("report-section", help="render one suite's report section from a study's episodes")
+    with_report_flags(p, "the section's folder: reports/<study>/<suite>")
+    p.add_argument("--suite", required=True, help="the suite (its episodes are the rows with this suite)")
+    p.set_defaults(func=cmd_report_section)
     return parser
 
 
 # Errors that are the input's or the machine's, not hivebench's: one line naming the problem, exit 2.
-EXPECTED_ERRORS = (CellError, GraphError, BackendError, AnchorError, OSError, json.JSONDecodeError)
+EXPECTED_ERRORS = (CellError, TaskParamError, BackendError, AnchorError, OSError, json.JSONDecodeError)
 
 
 def exit_status(exc: BaseException) -> int:

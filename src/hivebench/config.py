@@ -132,10 +132,32 @@ def _document_problems(data: Any) -> list[str]:
     return sorted(problems)
 
 
+def _resource_yaml(path: str) -> Any:
+    return yaml.safe_load(resources.files("hivebench").joinpath(path).read_text())
+
+
 @cache
-def _schema() -> dict[str, Any]:
-    text = resources.files("hivebench").joinpath("schema/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+def schema() -> dict[str, Any]:
+    """The core schema with every registered suite's fragment merged in: task and method kinds from
+    the registry, and for each kind with a `<kind>_task` / `<kind>_method` definition a branch that
+    applies it."""
+    from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
+
+    schema = _resource_yaml("schema/config.schema.yaml")
+    defs = schema["$defs"]
+    for suite in SUITE_OBJECTS.values():
+        for name, definition in _resource_yaml(suite.schema)["$defs"].items():
+            if name in defs:
+                raise RuntimeError(f"schema: {suite.name} redefines $defs.{name}")
+            defs[name] = definition
+    for section, kinds in (("task", TASK_KINDS), ("method", METHODS)):
+        defs[section]["properties"]["kind"]["enum"] = list(kinds)
+        defs[section]["allOf"] = [
+            {"if": {"properties": {"kind": {"const": kind}}}, "then": {"$ref": f"#/$defs/{kind}_{section}"}}
+            for kind in kinds
+            if f"{kind}_{section}" in defs
+        ]
+    return schema
 
 
 def _is_integer(checker: Any, instance: Any) -> bool:
@@ -192,12 +214,24 @@ def key_path(parts: Any) -> str:
     return text or "(top level)"
 
 
+def _mismatch(error: ValidationError) -> int:
+    """How far a oneOf branch is from the value it rejects: a bound or shape (0) beats a wrong type
+    (1), which beats a wrong constant (2) -- except for a string, which most likely misspells the
+    constant (`rounds: papr`) and is best told the names."""
+    named = error.validator in ("const", "enum")
+    if isinstance(error.instance, str):
+        return 0 if named else 1
+    return 2 if named else 1 if error.validator == "type" else 0
+
+
 def _describe(error: ValidationError) -> str:
     # oneOf/anyOf errors say only "is not valid under any of the given schemas": show the closest
     # branch, the one whose errors lie deepest (the value has that branch's shape, e.g. an edge list).
     while error.context:
         depth = max(len(e.absolute_path) for e in error.context)
-        error = best_match(e for e in error.context if len(e.absolute_path) == depth)
+        deepest = [e for e in error.context if len(e.absolute_path) == depth]
+        closest = min(map(_mismatch, deepest))
+        error = best_match(e for e in deepest if _mismatch(e) == closest)
     message = error.message
     value = error.instance
     if error.validator == "type" and isinstance(value, float) and not math.isfinite(value):
@@ -227,7 +261,7 @@ def validate(config: Config, source: str) -> Config:
     if problems:
         raise ConfigError(source, problems)
     filled = copy.deepcopy(config)
-    errors = sorted(_FillingValidator(_schema()).iter_errors(filled), key=lambda e: list(e.absolute_path))
+    errors = sorted(_FillingValidator(schema()).iter_errors(filled), key=lambda e: list(e.absolute_path))
     errors = [e for e in errors if not _consequence(e, errors)]
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
@@ -245,21 +279,38 @@ def load(path: str | Path) -> Config:
     return validate(raw, str(path))
 
 
+def resolved_task_params(task: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A config task's parameters as its cells hold them (its kind's `resolve` hook); raises
+    TaskParamError naming the parameter."""
+    from hivebench.registry import task_kind
+
+    return task_kind(task["kind"]).hooks.resolve({k: v for k, v in task.items() if k != "kind"}, base)
+
+
+def task_sizes(task: dict[str, Any], params: dict[str, Any], populations: list[int] | None) -> list[int] | None:
+    """The populations a task runs at in a study: its own fixed size, else the study's (None if the
+    study gives none)."""
+    from hivebench.registry import task_kind
+
+    fixed = task_kind(task["kind"]).hooks.fixed_size(params)
+    return [fixed] if fixed is not None else populations
+
+
 def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
-    # Imported here: graph checks live with the task, which is stdlib-only as well.
-    from hivebench.tasks.graphs import GraphError, resolve_graph
+    from hivebench.registry import METHODS, task_kind, task_suite
+    from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
     if "anchors" in config:
         yield from _anchor_problems(base / config["anchors"], "anchors")
-    graphs = {}
+    resolved = {}
     for name, task in config["tasks"].items():
         try:
-            graphs[name] = resolve_graph(task["graph"], base)
-        except GraphError as exc:
-            yield f"tasks.{name}.graph: {exc}"
+            resolved[name] = resolved_task_params(task, base)
+        except TaskParamError as exc:
+            yield f"tasks.{name}.{exc.key}: {exc}"
             continue
-        yield from _conf_best_problems(f"tasks.{name}", task, graphs[name])
+        yield from (f"tasks.{name}.{problem}" for problem in task_kind(task["kind"]).hooks.problems(resolved[name]))
     for study_name, study in config["studies"].items():
         where = f"studies.{study_name}"
         for i, task in enumerate(study["tasks"]):
@@ -275,31 +326,38 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
             if name not in study["methods"]:
                 yield f"{where}.method_seeds.{name}: not one of this study's methods ({', '.join(study['methods'])})"
         yield from _contrast_problems(config, study_name)
-        populations = study.get("populations")
         for task_name in study["tasks"]:
-            graph = graphs.get(task_name)
-            if graph is None:
+            if task_name not in config["tasks"]:
                 continue
-            task = config["tasks"][task_name]
-            if graph.fixed_size is not None:
-                sizes = [graph.fixed_size]
-            elif populations is None:
+            suite = task_suite(config["tasks"][task_name]["kind"])
+            for method_name in study["methods"]:
+                kind = config["methods"].get(method_name, {}).get("kind")
+                if kind is not None and suite not in METHODS[kind].impls:
+                    yield (
+                        f"{where}: method {method_name!r} (kind {kind}, a {'/'.join(METHODS[kind].impls)} method) "
+                        f"cannot run task {task_name!r} of suite {suite}"
+                    )
+        for task_name in study["tasks"]:
+            if task_name not in resolved:
+                continue
+            task, params = config["tasks"][task_name], resolved[task_name]
+            hooks = task_kind(task["kind"]).hooks
+            sizes = task_sizes(task, params, study.get("populations"))
+            if sizes is None:
                 yield f"{where}.populations: required, task {task_name!r} takes its size from it"
                 continue
-            else:
-                sizes = populations
-                for i, n in enumerate(populations):
-                    if n < 3:
-                        yield f"{where}.populations[{i}]: a cycle needs at least 3 nodes, got {n} (task {task_name!r})"
-                    elif "conf_best" in task:
-                        yield from _cycle_conf_best_problem(f"tasks.{task_name}.conf_best", task, n)
+            if hooks.fixed_size(params) is None:
+                for i, n in enumerate(sizes):
+                    for problem in hooks.population_problems(params, n):
+                        yield f"{where}.populations[{i}]: {problem} (task {task_name!r})"
             for n in sizes:
-                if n * task["steps"] > MAX_AGENT_STEPS:
+                steps = hooks.agent_steps(params, n)
+                if steps > MAX_AGENT_STEPS:
                     yield (
-                        f"{where}: task {task_name!r} at N = {n} with {task['steps']} steps is "
-                        f"{n * task['steps']:,} agent-steps in one episode; the limit is {MAX_AGENT_STEPS:,}"
+                        f"{where}: task {task_name!r} at N = {n} is {steps:,} agent-steps in one episode; "
+                        f"the limit is {MAX_AGENT_STEPS:,} (agents x decision rounds)"
                     )
-    jobs, cells = map(sum, zip(*(_matrix_size(config, study) for study in config["studies"].values())))
+    jobs, cells = map(sum, zip(*(_matrix_size(config, study, resolved) for study in config["studies"].values())))
     if jobs > MAX_JOBS:
         yield (
             f"studies: the config expands to {jobs:,} jobs; the limit is {MAX_JOBS:,} "
@@ -309,7 +367,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield f"studies: the config expands to {cells:,} cells; the limit is {MAX_CELLS:,}"
     used = {m for study in config["studies"].values() for m in study["methods"]}
     for name in sorted(used & set(config["methods"])):
-        if config["methods"][name]["kind"] == "llm":
+        if METHODS[config["methods"][name]["kind"]].calls_models:
             yield from _llm_problems(f"methods.{name}", config["methods"][name], base)
 
 
@@ -338,44 +396,8 @@ def _anchor_problems(path: Path, where: str) -> Iterator[str]:
         yield from (f"{where}: {path}: {problem}" for problem in exc.problems)
 
 
-def _conf_best_problems(where: str, task: dict[str, Any], graph: Any) -> Iterator[str]:
-    """A fixed graph's conf_best: at most its number of edges, and the exact optimum where the graph
-    is small enough to search (numpy is imported only then)."""
-    if graph.fixed_size is None:
-        return
-    if "conf_best" not in task:
-        if not graph.brute_force_feasible(task["colors"]):
-            yield (
-                f"{where}.conf_best: required for a graph of {graph.fixed_size} nodes "
-                f"and {task['colors']} colours (too large to compute exactly)"
-            )
-        return
-    given = task["conf_best"]
-    if given > len(graph.edges):
-        yield f"{where}.conf_best: {given} is more than the graph's {len(graph.edges)} edges"
-    elif graph.brute_force_feasible(task["colors"]):
-        import numpy as np
-
-        from hivebench.tasks.coloring import exact_conf_best
-
-        exact = exact_conf_best(np.asarray(graph.edges), graph.fixed_size, task["colors"])
-        if given != exact:
-            yield f"{where}.conf_best: {given} is wrong: the optimum is {exact} (leave conf_best out to use it)"
-
-
-def _cycle_conf_best_problem(where: str, task: dict[str, Any], n: int) -> Iterator[str]:
-    from hivebench.tasks.graphs import cycle_conf_best
-
-    exact = cycle_conf_best(n, task["colors"])
-    if task["conf_best"] != exact:
-        yield (
-            f"{where}: {task['conf_best']} is wrong for C{n} with {task['colors']} colours: the optimum is "
-            f"{exact} (leave conf_best out to use it)"
-        )
-
-
 def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
-    from hivebench.registry import SUITE_METRICS, TASKS
+    from hivebench.registry import SUITE_METRICS, task_suite
 
     study = config["studies"][study_name]
     where = f"studies.{study_name}.contrasts"
@@ -391,7 +413,7 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
             yield f"{where}.pairs[{i}]: a method contrasted with itself ({a!r}) is zero by construction"
     if "reference" in contrasts and len(study["methods"]) < 2:
         yield f"{where}.reference: the study has no other method to contrast with {contrasts['reference']!r}"
-    suites = {TASKS[config["tasks"][t]["kind"]].suite for t in study["tasks"] if t in config["tasks"]}
+    suites = {task_suite(config["tasks"][t]["kind"]) for t in study["tasks"] if t in config["tasks"]}
     metrics = sorted({m.name for suite in suites for m in SUITE_METRICS[suite]})
     for i, metric in enumerate(contrasts.get("metrics", [])):
         if metric not in metrics:
@@ -402,14 +424,13 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
             yield f"{where}.weights: {suite!r} {problem} (suites: {', '.join(sorted(suites))})"
 
 
-def _matrix_size(config: Config, study: dict[str, Any]) -> tuple[int, int]:
+def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict[str, Any]]) -> tuple[int, int]:
     """How many job blocks and cells a study expands to (cells.study_blocks makes them), without
     making them."""
     sizes = 0
     for task_name in study["tasks"]:
-        if task_name in config["tasks"]:
-            graph = config["tasks"][task_name]["graph"]
-            sizes += 1 if graph != "cycle" else len(study.get("populations", []))
+        if task_name in resolved:
+            sizes += len(task_sizes(config["tasks"][task_name], resolved[task_name], study.get("populations")) or [])
     blocks = cells = 0
     for method in study["methods"]:
         if method not in config["methods"]:

@@ -1,8 +1,9 @@
 """`hivebench estimate`: the model calls and tokens a study's LLM cells need, before running them.
 
-Prompts are rendered for real, round by round, on a trajectory where no agent moves and every agent
-carries plain-English notes of the full allowed length: the input tokens of a run whose agents use
-their whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are counted with the model's own tokenizer when it is a local folder
+The policy is asked (`estimate_episode`): the LLM agent renders its prompts for real, round by round,
+on an episode of the cell's task where every agent takes the suite's fallback action and carries
+plain-English notes of the full allowed length: the input tokens of a run whose agents use their
+whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are counted with the model's own tokenizer when it is a local folder
 that exists, else as characters / 4 (marked "~"). Output tokens are given as the cap (max_tokens).
 Repairs are not included: each costs at most one more call.
 """
@@ -14,13 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hivebench.cells import Block
-from hivebench.methods.llm_coloring import agent_messages
 from hivebench.models import token_cost
 from hivebench.models.open import local_path
-from hivebench.registry import TASKS
-from hivebench.seeding import stream
-
-FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one round. "
+from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
+from hivebench.suite import load
 
 
 @dataclass
@@ -57,20 +55,13 @@ def token_counter(params: dict[str, Any]) -> tuple[Callable[[list[dict[str, str]
     return lambda messages: sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages), True
 
 
-def prompt_tokens_per_episode(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> int:
-    """Input tokens of one episode: every agent's prompt at every round, nobody moving."""
-    params, n = shared["method"]["params"], shared["population"]
-    task = TASKS[shared["task"]["kind"]].load()(shared["task"]["params"], n)
-    task.reset(stream(0, "init"))
-    window = None if params["history"] == "full" else int(params["history"])
-    notes = (FILLER * (1 + params["notes_chars"] // len(FILLER)))[: params["notes_chars"]]
-    total = 0
-    while not task.done:
-        views = task.views()
-        for v in range(n):
-            total += count(list(agent_messages(views, v, notes, window, params["notes_chars"])))
-        task.step(views.colors)
-    return total
+def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> tuple[int, int]:
+    """(calls, input tokens) of one episode of a block's cells, as the method's policy estimates them."""
+    task = task_kind(shared["task"]["kind"]).load()(shared["task"]["params"], shared["population"])
+    task.reset(0)
+    policy = METHODS[shared["method"]["kind"]].impl(shared["suite"]).load()
+    view = load(SUITE_OBJECTS[shared["suite"]].text_view)()
+    return policy.estimate_episode(task, view, shared["method"]["params"], count)
 
 
 def estimate(blocks: list[Block]) -> list[Estimate]:
@@ -80,7 +71,7 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
     counters: dict[str, tuple[Callable[[list[dict[str, str]]], int], bool]] = {}
     for block in blocks:
         method, n = block.shared["method"], block.shared["population"]
-        if method["kind"] != "llm":
+        if not METHODS[method["kind"]].calls_models:
             continue
         key = (block.shared["task"]["name"], method["name"], n)
         cells[key] += len(block.seeds)
@@ -89,8 +80,7 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
             if method["name"] not in counters:
                 counters[method["name"]] = token_counter(params)
             count, approximate = counters[method["name"]]
-            calls = n * block.shared["task"]["params"]["steps"]
-            tokens = prompt_tokens_per_episode(block.shared, count)
+            calls, tokens = episode_estimate(block.shared, count)
             per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate)
     rows = []
     for (task, name, n), (model, calls, tokens, output, approximate) in per_cell.items():

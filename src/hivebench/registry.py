@@ -1,50 +1,82 @@
-"""The names used in config mapped to implementations, with their semantic versions.
+"""Every suite, task kind and method kind hivebench knows, with their semantic versions.
 
-Kept import-free (classes are loaded by dotted path on first use) because the Snakefile reads the
-versions at parse time. Bump a `version` when an implementation's results change: every cell that
-uses it reruns, and no other.
+A suite is one package and one line in SUITES. Its package's `__init__` declares a `SUITE`
+(hivebench.suite.Suite) with the standard library alone, because the Snakefile reads the registry at
+parse time; runtime classes are imported on first use. Bump a `version` when an implementation's
+results change: every cell that uses it reruns, and no other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
 
+from hivebench.suite import MethodImpl, Metric, Suite, TaskKind
 
-@dataclass(frozen=True)
-class Entry:
-    target: str  # "package.module:Class"
-    version: int
-    suite: str = ""  # tasks only: the benchmark suite the task belongs to
-
-    def load(self) -> Any:
-        module, name = self.target.split(":")
-        return getattr(import_module(module), name)
-
-
-TASKS: dict[str, Entry] = {
-    "coloring": Entry("hivebench.tasks.coloring:ColoringTask", version=1, suite="loopbench"),
+SUITES: dict[str, str] = {
+    "loopbench": "hivebench.suites.loopbench",
 }
 
-METHODS: dict[str, Entry] = {
-    "random": Entry("hivebench.methods.classical:RandomColorer", version=1),
-    "conservative_random": Entry("hivebench.methods.classical:ConservativeRandomColorer", version=1),
-    "soft_fp": Entry("hivebench.methods.classical:SoftColorerFP", version=1),
-    "soft_cfp": Entry("hivebench.methods.classical:SoftColorerCFP", version=1),
-    "greedy": Entry("hivebench.methods.classical:GreedyColorer", version=1),
-    "llm": Entry("hivebench.methods.llm_coloring:LLMColorer", version=1),
+# Methods every suite runs: they reach the task only through the suite's text view.
+GENERIC_METHODS: dict[str, MethodImpl] = {
+    "llm": MethodImpl("hivebench.agents.llm:LLMAgent", version=2, calls_models=True),
 }
 
 
 @dataclass(frozen=True)
-class Metric:
-    name: str  # the episodes-table column
-    higher_is_better: bool = True
-    normalised_by_anchor: bool = False  # divided by a frozen anchor (suite, task, population) in scores
+class MethodKind:
+    """A method kind and the suites it serves, each with its implementation."""
+
+    name: str
+    impls: dict[str, MethodImpl]  # suite -> implementation
+
+    @property
+    def calls_models(self) -> bool:
+        return any(impl.calls_models for impl in self.impls.values())
+
+    def impl(self, suite: str) -> MethodImpl:
+        return self.impls[suite]
 
 
-# The metrics each suite reports, by the name of their column in the episodes table.
-SUITE_METRICS: dict[str, tuple[Metric, ...]] = {
-    "loopbench": (Metric("proximity"), Metric("stability")),
-}
+def _suites() -> dict[str, Suite]:
+    found = {}
+    for name, package in SUITES.items():
+        suite = import_module(package).SUITE
+        if suite.name != name:
+            raise RuntimeError(f"registry: {package} declares suite {suite.name!r}, registered as {name!r}")
+        found[name] = suite
+    return found
+
+
+def _task_kinds(suites: dict[str, Suite]) -> dict[str, tuple[str, TaskKind]]:
+    kinds: dict[str, tuple[str, TaskKind]] = {}
+    for suite in suites.values():
+        for kind, task in suite.tasks.items():
+            if kind in kinds:
+                raise RuntimeError(f"registry: task kind {kind!r} is declared by {kinds[kind][0]} and {suite.name}")
+            kinds[kind] = (suite.name, task)
+    return kinds
+
+
+def _method_kinds(suites: dict[str, Suite]) -> dict[str, MethodKind]:
+    impls: dict[str, dict[str, MethodImpl]] = {kind: dict.fromkeys(suites, impl) for kind, impl in GENERIC_METHODS.items()}
+    for suite in suites.values():
+        for kind, impl in suite.methods.items():
+            if kind in GENERIC_METHODS:
+                raise RuntimeError(f"registry: {suite.name} redefines the generic method {kind!r}")
+            impls.setdefault(kind, {})[suite.name] = impl
+    return {kind: MethodKind(kind, by_suite) for kind, by_suite in impls.items()}
+
+
+SUITE_OBJECTS: dict[str, Suite] = _suites()
+TASK_KINDS: dict[str, tuple[str, TaskKind]] = _task_kinds(SUITE_OBJECTS)  # kind -> (suite, task)
+METHODS: dict[str, MethodKind] = _method_kinds(SUITE_OBJECTS)
+SUITE_METRICS: dict[str, tuple[Metric, ...]] = {name: suite.metrics for name, suite in SUITE_OBJECTS.items()}
+
+
+def task_suite(kind: str) -> str:
+    return TASK_KINDS[kind][0]
+
+
+def task_kind(kind: str) -> TaskKind:
+    return TASK_KINDS[kind][1]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block, cell_path, digest
+from hivebench.cells import Block, cell_files, cell_path, digest
 from hivebench.models import token_cost
 from hivebench.store import stored_summary
 
@@ -78,7 +78,7 @@ def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) 
             for cell in block.cells():
                 row["cells"] += 1
                 path = cell_path(cell)
-                if path in damage:
+                if any(file in damage for file in cell_files(cell)):
                     row["damaged"] += 1
                     continue
                 summary = stored_summary(path, digest(cell))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import secrets
@@ -21,10 +22,24 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hivebench.cells import side_path
+
 CELL_KEY = b"hivebench.cell"
 HASH_KEY = b"hivebench.cell_hash"
 SUMMARY_KEY = b"hivebench.summary"
 VERSION_KEY = b"hivebench.version"
+TABLES_KEY = b"hivebench.tables"  # a cell's side tables: {name: sha256 of its file}
+
+
+def file_digest(path: str | Path) -> str:
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def side_tables(path: str | Path) -> dict[str, str]:
+    """The side tables a cell file names in its metadata, {name: sha256}; {} when it names none."""
+    metadata = pq.read_schema(path).metadata or {}
+    return json.loads(metadata.get(TABLES_KEY, b"{}"))
 
 
 def temp_files(path: str | Path) -> list[Path]:
@@ -95,12 +110,16 @@ def read_verified(path: str | Path) -> pa.Table:
 
 
 def verified_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
-    """`stored_summary`, for a file that also reads back whole: what a job block may keep."""
+    """`stored_summary`, for a file that also reads back whole and whose side tables are the ones it
+    was written with: what a job block may keep."""
     summary = stored_summary(path, cell_hash)
     if summary is None:
         return None
     try:
         read_verified(path)
-    except (OSError, pa.ArrowException):
+        for name, sha256 in side_tables(path).items():
+            if file_digest(side_path(path, name)) != sha256:
+                return None
+    except (OSError, pa.ArrowException, ValueError):
         return None
     return summary

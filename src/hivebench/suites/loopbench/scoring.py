@@ -1,20 +1,24 @@
-"""Metrics: LoopBench's Proximity and Stability."""
+"""LoopBench's metrics: Proximity and Stability of a conflict trajectory."""
 
 from __future__ import annotations
 
 import numpy as np
 
-WINDOWS = ("from_initial", "after_steps")
+WINDOWS = ("full", "from_initial", "after_steps")
 
 
 def metric_window(conflicts: np.ndarray, steps: int, window: str) -> np.ndarray:
-    """The T conflict counts the metrics average over, from the T + 1 states 0..T of a run.
+    """The conflict counts the metrics average over, from the T + 1 states 0..T of a run.
 
+    full:         every state t = 0..T (T + 1 states, T transitions): the window the paper's Table 1
+                  numbers imply (its caption: "computed over the full trajectory");
     from_initial: states t = 0..T-1 (the initial state counts, the last state does not);
     after_steps:  states t = 1..T   (the paper's formula as printed).
     """
     if len(conflicts) != steps + 1:
         raise ValueError(f"expected {steps + 1} states (0..T), got {len(conflicts)}")
+    if window == "full":
+        return conflicts
     if window == "from_initial":
         return conflicts[:steps]
     if window == "after_steps":
@@ -34,6 +38,7 @@ def proximity(window: np.ndarray, conf_initial: int, conf_best: int) -> float:
 
 
 def stability(window: np.ndarray) -> float:
-    """100 - (number of steps that increased the conflicts) / (T - 1) * 100."""
+    """100 - (number of transitions in the window that increased the conflicts) / (transitions) * 100:
+    the paper's T - 1 for a window of T states, T for the full window of T + 1 states."""
     increases = int(np.count_nonzero(np.diff(window) > 0))
     return float(100.0 - increases / (len(window) - 1) * 100.0)

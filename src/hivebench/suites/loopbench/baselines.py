@@ -10,13 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.tasks.coloring import ColoringViews
-
-
-def uniform_among(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Per row, a column chosen uniformly at random among the True entries (rows need one True)."""
-    keys = np.where(mask, rng.random(mask.shape), -1.0)
-    return keys.argmax(axis=1)
+from hivebench.seeding import uniform_among
+from hivebench.suites.loopbench.task import ColoringViews
 
 
 def least_conflicted(views: ColoringViews) -> np.ndarray:

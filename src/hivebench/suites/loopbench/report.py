@@ -1,5 +1,5 @@
-"""The LoopBench report: Table 1 (Proximity and Stability per method and graph), conflicts over time,
-scores by population and paired contrasts (from the scores and contrasts rules)."""
+"""The LoopBench report section: Table 1 (Proximity and Stability per method and graph) and conflicts
+over time."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from hivebench.report import LOOPBENCH_FILES
-from hivebench.report.charts import forest_chart, scaling_chart
+from hivebench.report.page import file_links, save_chart
 from hivebench.stats import mean_ci
 
 TABLE_COLUMNS = [
@@ -105,30 +104,8 @@ def conflicts_chart(curves: pd.DataFrame, graphs: list[str], confidence: float) 
     )
 
 
-SCORE_COLUMNS = ["task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
-CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
-
-
-def write_tables(frame: pd.DataFrame, out: Path, stem: str) -> None:
-    """`stem`.csv (full precision), .md and .tex (two decimals, LaTeX-escaped)."""
-    frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
-    (out / f"{stem}.md").write_text(frame.to_markdown(index=False, floatfmt=".2f") + "\n")
-    styled = frame.style.hide(axis="index").format(precision=2, escape="latex").format_index(escape="latex", axis=1)
-    (out / f"{stem}.tex").write_text(styled.to_latex(hrules=True))
-
-
-def save_chart(chart: alt.TopLevelMixin, out: Path, stem: str) -> None:
-    chart.save(out / f"{stem}.html", inline=True)  # self-contained: opens offline
-    chart.save(out / f"{stem}.png", scale_factor=2)
-
-
-def _html_table(frame: pd.DataFrame) -> str:
-    return frame.to_html(escape=True, border=0, classes="data", index=False, float_format=lambda v: f"{v:.2f}")
-
-
-def _index_html(
-    study: str, episodes: pd.DataFrame, wide: pd.DataFrame, scores: pd.DataFrame, contrasts: pd.DataFrame, confidence: float
-) -> str:
+def section_html(episodes: pd.DataFrame, wide: pd.DataFrame, prefix: str, confidence: float) -> str:
+    """The LoopBench part of index.html; links are relative to the page (`prefix` is this folder)."""
     seeds = episodes.groupby(["method", "graph"])["seed"].nunique()
     seed_text = str(seeds.min()) if seeds.min() == seeds.max() else f"{seeds.min()}&ndash;{seeds.max()}"
     undefined = int(episodes["proximity"].isna().sum())
@@ -138,64 +115,21 @@ def _index_html(
         if undefined
         else ""
     )
-    dropped = contrasts[(contrasts["population"] == "all") & (contrasts["dropped_units"] > 0)]
-    dropped_note = "".join(
-        f"<li>{html.escape(f'{r.a} − {r.b}')} ({html.escape(r.metric)}): {r.dropped_units} units without both "
-        f"methods dropped, {r.n_units} matched</li>"
-        for r in dropped.itertuples()
-    )
-    resamples = int(contrasts["resamples"].iloc[0]) if len(contrasts) else 0
-    e = html.escape
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{e(study)}: LoopBench report</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #222; }}
-table {{ border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }}
-th, td {{ padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; }}
-th {{ background: #f4f4f4; }}
-</style></head><body>
-<h1>{e(study)}: LoopBench Table 1</h1>
+    links = [("table1.csv", "table1.csv"), ("table1.md", "table1.md"), ("table1.tex", "table1.tex"), ("conflicts.html", "interactive chart")]
+    return f"""<h2>LoopBench Table 1</h2>
 <p>{len(episodes)} episodes; {seed_text} seeds per method and graph.
 Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
 Proximity and Stability as defined in the LoopBench paper (section 3); see the README's Metrics section.{undefined_note}</p>
 {wide.to_html(escape=True, border=0, classes="table1")}
-<p>Files: <a href="table1.csv">table1.csv</a> &middot; <a href="table1.md">table1.md</a> &middot;
-<a href="table1.tex">table1.tex</a> &middot; <a href="conflicts.html">interactive chart</a></p>
-<h2>Conflicts over time</h2>
-<img src="conflicts.png" alt="conflicting edges per step, per method and graph" style="max-width: 100%">
-<h2>Paired contrasts</h2>
-<p>A − B per matched unit (task, population, seed: both methods start from the same state), {resamples}
-bootstrap resamples of units within suite &times; population strata, {confidence:.0%} percentile interval.</p>
-<ul>{dropped_note}</ul>
-{_html_table(contrasts[CONTRAST_COLUMNS])}
-<p>Files: <a href="contrasts.csv">contrasts.csv</a> &middot; <a href="contrasts.md">.md</a> &middot;
-<a href="contrasts.tex">.tex</a> &middot; <a href="forest.html">interactive forest plot</a></p>
-<img src="forest.png" alt="forest plot of paired contrasts" style="max-width: 100%">
-<h2>Scores by population</h2>
-{_html_table(scores[SCORE_COLUMNS])}
-<p>Files: <a href="scores.csv">scores.csv</a> &middot; <a href="scores.md">.md</a> &middot;
-<a href="scores.tex">.tex</a> &middot; <a href="scaling.html">interactive scaling plot</a></p>
-<img src="scaling.png" alt="scores against population per method" style="max-width: 100%">
-</body></html>
+{file_links(prefix, links)}
+<h3>Conflicts over time</h3>
+<img src="{html.escape(prefix)}conflicts.png" alt="conflicting edges per step, per method and graph" style="max-width: 100%">
 """
 
 
-def render(
-    episodes_path: str | Path,
-    scores_path: str | Path,
-    contrasts_path: str | Path,
-    out_dir: str | Path,
-    resamples: int,
-    confidence: float,
-    seed: int,
-) -> list[Path]:
-    """Write every file of LOOPBENCH_FILES into `out_dir`."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    episodes = pd.read_parquet(episodes_path)
-    scores = pd.read_parquet(scores_path)
-    contrasts = pd.read_parquet(contrasts_path)
-    study = str(episodes["study"].iloc[0])
+def render(episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int) -> str:
+    """Write the LoopBench files into `out`; return the section's HTML."""
+    episodes = episodes.assign(graph=episodes["graph"].fillna(episodes["task"]))  # a fixed graph: its task's name
     table = table1(episodes, resamples, confidence, seed)
     table.to_csv(out / "table1.csv", index=False, float_format="%.4f")
     wide = wide_table(table)
@@ -206,9 +140,4 @@ def render(
     (out / "table1.tex").write_text(latex.to_latex(hrules=True, multicol_align="c"))
     curves = conflicts_by_step(episodes, resamples, confidence, seed)
     save_chart(conflicts_chart(curves, list(dict.fromkeys(table["graph"])), confidence), out, "conflicts")
-    write_tables(scores[SCORE_COLUMNS], out, "scores")
-    save_chart(scaling_chart(scores, confidence), out, "scaling")
-    write_tables(contrasts[CONTRAST_COLUMNS], out, "contrasts")
-    save_chart(forest_chart(contrasts, confidence), out, "forest")
-    (out / "index.html").write_text(_index_html(study, episodes, wide, scores, contrasts, confidence))
-    return [out / name for name in LOOPBENCH_FILES]
+    return section_html(episodes, wide, prefix, confidence)

@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from hivebench import scoring
-from hivebench.tasks.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
+from hivebench.engine.api import EpisodeRecord
+from hivebench.seeding import stream
+from hivebench.suites.loopbench import scoring
+from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ class ColoringTask:
         self.steps = int(params["steps"])
         self.init = params["init"]
         self.window = params["metric_window"]
-        self.conf_best = self._conf_best(params, graph == "cycle")
+        self.cycle = graph == "cycle"
+        self.conf_best = self._conf_best(params, self.cycle)
         # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
         src = np.concatenate([self.edges[:, 0], self.edges[:, 1]])
         dst = np.concatenate([self.edges[:, 1], self.edges[:, 0]])
@@ -95,11 +98,15 @@ class ColoringTask:
             )
         return exact if exact is not None else int(given)
 
-    def reset(self, rng: np.random.Generator) -> None:
+    @property
+    def horizon(self) -> int:
+        return self.steps
+
+    def reset(self, seed: int) -> None:
         if self.init == "same":
             self.trajectory[0] = 0
         else:
-            self.trajectory[0] = rng.integers(self.num_colors, size=self.n)
+            self.trajectory[0] = stream(seed, "init").integers(self.num_colors, size=self.n)
         self.t = 0
 
     @property
@@ -110,7 +117,7 @@ class ColoringTask:
         keys = self._src * self.num_colors + colors[self._dst]
         return np.bincount(keys, minlength=self.n * self.num_colors).reshape(self.n, self.num_colors)
 
-    def views(self) -> ColoringViews:
+    def observe(self) -> ColoringViews:
         # Read-only views, not copies: rows 0..t are never written again.
         past = self.trajectory[: self.t + 1].view()
         past.flags.writeable = False
@@ -137,6 +144,22 @@ class ColoringTask:
         same = self.trajectory[:, self._src] == self.trajectory[:, self._dst]
         # _src is sorted and every node has an edge, so node v's entries are indptr[v]:indptr[v+1].
         return np.add.reduceat(same, self.indptr[:-1], axis=1)
+
+    def record(self) -> EpisodeRecord:
+        """Per (state, agent): colour, conflicting edges, whether the colour changed; the metrics."""
+        states, n = self.trajectory.shape
+        changed = np.zeros_like(self.trajectory, dtype=bool)
+        changed[1:] = self.trajectory[1:] != self.trajectory[:-1]
+        agents = {
+            "step": np.repeat(np.arange(states, dtype=np.int32), n),
+            "agent": np.tile(np.arange(n, dtype=np.int32), states),
+            "color": self.trajectory.ravel().astype(np.int16),
+            "conflicts": self.agent_conflicts().ravel().astype(np.int16),
+            "changed": changed.ravel(),
+        }
+        # The column reports group by: C5 for a 5-cycle; a fixed graph is labelled by its task's name.
+        label = f"C{self.n}" if self.cycle else None
+        return EpisodeRecord(agents, {"graph": label, **self.metrics()})
 
     def metrics(self) -> dict[str, Any]:
         conflicts = np.count_nonzero(

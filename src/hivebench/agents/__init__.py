@@ -1,0 +1,1 @@
+"""Methods that serve every suite through its text view (the LLM agent)."""

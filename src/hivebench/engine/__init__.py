@@ -1,0 +1,1 @@
+"""The one episode loop every suite runs on: tasks, policies and media meet here."""

@@ -1,0 +1,106 @@
+"""A study's report page: scores and contrasts (every suite), each suite's section, and a cross-suite
+summary when the study runs several suites; index.html assembles them."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from hivebench.report import SECTION_FILE
+from hivebench.report.charts import forest_chart, scaling_chart
+
+SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
+CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
+STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }
+th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; }
+th { background: #f4f4f4; }"""
+
+
+def write_tables(frame: pd.DataFrame, out: Path, stem: str) -> None:
+    """`stem`.csv (full precision), .md and .tex (two decimals, LaTeX-escaped)."""
+    frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
+    (out / f"{stem}.md").write_text(frame.to_markdown(index=False, floatfmt=".2f") + "\n")
+    styled = frame.style.hide(axis="index").format(precision=2, escape="latex").format_index(escape="latex", axis=1)
+    (out / f"{stem}.tex").write_text(styled.to_latex(hrules=True))
+
+
+def save_chart(chart: alt.TopLevelMixin, out: Path, stem: str) -> None:
+    chart.save(out / f"{stem}.html", inline=True)  # self-contained: opens offline
+    chart.save(out / f"{stem}.png", scale_factor=2)
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    return frame.to_html(escape=True, border=0, classes="data", index=False, float_format=lambda v: f"{v:.2f}")
+
+
+def file_links(prefix: str, names: list[tuple[str, str]]) -> str:
+    """`Files: a · b`, each linking `prefix + file`."""
+    return "<p>Files: " + " &middot; ".join(f'<a href="{html.escape(prefix + f)}">{html.escape(t)}</a>' for f, t in names) + "</p>"
+
+
+def cross_suite_summary(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per suite, method and metric: the mean over the suite's tasks and populations of each cell's
+    mean score, and how many (task, population) cells it averages."""
+    summary = scores.groupby(["suite", "method", "metric"], sort=False)["mean"].agg(["mean", "count"]).reset_index()
+    return summary.rename(columns={"mean": "mean of cell means", "count": "cells"})
+
+
+def _contrasts_html(contrasts: pd.DataFrame, confidence: float) -> str:
+    dropped = contrasts[(contrasts["population"] == "all") & (contrasts["dropped_units"] > 0)]
+    dropped_note = "".join(
+        f"<li>{html.escape(f'{r.a} − {r.b}')} ({html.escape(r.metric)}): {r.dropped_units} units without both "
+        f"methods dropped, {r.n_units} matched</li>"
+        for r in dropped.itertuples()
+    )
+    resamples = int(contrasts["resamples"].iloc[0]) if len(contrasts) else 0
+    return f"""<h2>Paired contrasts</h2>
+<p>A − B per matched unit (task, population, seed: both methods start from the same state), {resamples}
+bootstrap resamples of units within suite &times; population strata, {confidence:.0%} percentile interval.</p>
+<ul>{dropped_note}</ul>
+{html_table(contrasts[CONTRAST_COLUMNS])}
+{file_links("", [("contrasts.csv", "contrasts.csv"), ("contrasts.md", ".md"), ("contrasts.tex", ".tex"), ("forest.html", "interactive forest plot")])}
+<img src="forest.png" alt="forest plot of paired contrasts" style="max-width: 100%">"""
+
+
+def render_page(
+    study: str, scores: pd.DataFrame, contrasts: pd.DataFrame, sections: list[str], out_dir: str | Path, confidence: float
+) -> Path:
+    """Write the common files and index.html; `sections` are the suites whose section.html (already
+    written into out_dir/<suite>/) the page embeds, in order."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tables(scores[SCORE_COLUMNS], out, "scores")
+    save_chart(scaling_chart(scores, confidence), out, "scaling")
+    write_tables(contrasts[CONTRAST_COLUMNS], out, "contrasts")
+    save_chart(forest_chart(contrasts, confidence), out, "forest")
+    parts = [(out / suite / SECTION_FILE).read_text(encoding="utf-8") for suite in sections]
+    summary = ""
+    if len(sections) > 1:
+        summary = (
+            "<h2>Across suites</h2><p>Each metric's mean over a suite's tasks and populations of the per-cell means "
+            "(scores.csv has every cell with its interval).</p>" + html_table(cross_suite_summary(scores))
+        )
+    e = html.escape
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{e(study)}: hivebench report</title>
+<style>
+{STYLE}
+</style></head><body>
+<h1>{e(study)}</h1>
+<p>Suites: {", ".join(f'<a href="#{e(s)}">{e(s)}</a>' for s in sections)}.</p>
+{summary}
+{"".join(f'<section id="{e(s)}">{part}</section>' for s, part in zip(sections, parts))}
+{_contrasts_html(contrasts, confidence)}
+<h2>Scores by population</h2>
+{html_table(scores[SCORE_COLUMNS])}
+{file_links("", [("scores.csv", "scores.csv"), ("scores.md", ".md"), ("scores.tex", ".tex"), ("scaling.html", "interactive scaling plot")])}
+<img src="scaling.png" alt="scores against population per method" style="max-width: 100%">
+</body></html>
+"""
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,95 @@
+"""What a suite plugs into hivebench: its task kinds with their parse-time hooks, the methods it
+implements, its metrics, its schema fragment and its report section.
+
+Standard library only: the Snakefile reads every suite's declaration at parse time. Runtime classes
+are named by dotted path ("package.module:Name") and imported on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Iterator
+
+
+def load(target: str) -> Any:
+    """The object a "package.module:Name" path names."""
+    module, name = target.split(":")
+    return getattr(import_module(module), name)
+
+
+class TaskParamError(ValueError):
+    """A task parameter that cannot be used; `key` is the parameter (`graph`, `rounds`, ...)."""
+
+    def __init__(self, key: str, message: str):
+        self.key = key
+        super().__init__(message)
+
+
+class TaskHooks:
+    """A task kind's parse-time answers about its parameters (standard library only). The defaults
+    fit a task whose size is the study's population and whose parameters need no resolving."""
+
+    def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
+        """The parameters as a cell stores them (files read and inlined in canonical form); raise
+        TaskParamError naming the parameter. `base` is the config file's folder."""
+        return params
+
+    def fixed_size(self, params: dict[str, Any]) -> int | None:
+        """The population when the parameters fix it (a fixed graph), else None: the study's."""
+        return None
+
+    def problems(self, params: dict[str, Any]) -> Iterator[str]:
+        """Problems of resolved parameters, each starting with the parameter's key."""
+        return iter(())
+
+    def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
+        """Why the task cannot run with n agents (a sentence each)."""
+        return iter(())
+
+    def agent_steps(self, params: dict[str, Any], n: int) -> int:
+        """Rows of one episode's per-agent table: agents x decision rounds (bounded in config)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    target: str  # the runtime task class
+    version: int  # bump when results change: every cell of this kind reruns
+    hooks: TaskHooks
+    tables: tuple[str, ...] = ()  # side tables a cell writes beside its per-agent table (s<seed>.<name>.parquet)
+
+    def load(self) -> Any:
+        return load(self.target)
+
+
+@dataclass(frozen=True)
+class MethodImpl:
+    """A method kind as one suite runs it (or every suite, for a generic one such as `llm`)."""
+
+    target: str  # the policy class
+    version: int
+    calls_models: bool = False  # given the cell's response cache; counted as LLM in jobs and estimates
+
+    def load(self) -> Any:
+        return load(self.target)
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # the episodes-table column
+    higher_is_better: bool = True
+    normalised_by_anchor: bool = False  # divided by a frozen anchor (suite, task, population) in scores
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    tasks: dict[str, TaskKind]  # task kind -> its implementation
+    methods: dict[str, MethodImpl]  # method kinds this suite implements itself
+    metrics: tuple[Metric, ...]  # the episode-summary columns scores and contrasts run over
+    schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`), a package resource path
+    text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
+    report: str  # renders the suite's report section ("module:function")
+    report_files: tuple[str, ...] = field(default=())  # files the section writes into reports/<study>/

@@ -1,0 +1,1 @@
+"""The benchmark suites: one package each, registered in hivebench.registry.SUITES."""
