@@ -21,6 +21,7 @@ from test_workflow import planned_jobs, snakemake
 # A small task of each suite, with the population it runs at.
 EXAMPLES = {
     "loopbench": ({"kind": "coloring", "graph": "cycle", "steps": 6}, 5),
+    "agentsnet": ({"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}, 8),
 }
 
 

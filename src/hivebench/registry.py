@@ -15,6 +15,7 @@ from hivebench.suite import MethodImpl, Metric, Suite, TaskKind
 
 SUITES: dict[str, str] = {
     "loopbench": "hivebench.suites.loopbench",
+    "agentsnet": "hivebench.suites.agentsnet",
 }
 
 # Methods every suite runs: they reach the task only through the suite's text view.

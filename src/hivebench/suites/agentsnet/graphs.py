@@ -1,0 +1,95 @@
+"""AgentsNet instances: a graph of one family with named agents, a function of (family, n, instance
+seed) alone.
+
+Families as in the AgentsNet reference: Watts-Strogatz (networkx's connected variant, k = 4,
+p = 0.4), Barabasi-Albert (m = 2), and the Delaunay triangulation of n points drawn uniformly in the
+unit square (scipy). The graph's random draws and the names come from two named streams of the
+instance seed, so a family's graphs do not shift when the naming changes, and back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import networkx as nx
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import connected_components, shortest_path
+from scipy.spatial import Delaunay
+
+from hivebench.seeding import stream
+from hivebench.suites.agentsnet.names import name_pool
+
+WS_K, WS_P, BA_M = 4, 0.4, 2
+
+
+@dataclass(frozen=True)
+class Instance:
+    n: int
+    edges: np.ndarray  # (m, 2) undirected, u < v, sorted
+    names: tuple[str, ...]  # agent v's name
+    indptr: np.ndarray  # CSR adjacency: v's neighbours are indices[indptr[v]:indptr[v + 1]], by index
+    indices: np.ndarray
+    diameter: int
+
+    @property
+    def degrees(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    @property
+    def max_degree(self) -> int:
+        return int(self.degrees.max())
+
+    def neighbours(self, v: int) -> np.ndarray:
+        return self.indices[self.indptr[v] : self.indptr[v + 1]]
+
+
+def family_edges(family: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    """The family's random graph on nodes 0..n-1 as (m, 2) edges."""
+    if family == "watts_strogatz":
+        graph = nx.connected_watts_strogatz_graph(n, WS_K, WS_P, tries=1000, seed=int(rng.integers(2**31)))
+        return np.asarray(graph.edges(), dtype=np.int64).reshape(-1, 2)
+    if family == "barabasi_albert":
+        graph = nx.barabasi_albert_graph(n, BA_M, seed=int(rng.integers(2**31)))
+        return np.asarray(graph.edges(), dtype=np.int64).reshape(-1, 2)
+    if family == "delaunay":
+        triangles = Delaunay(rng.random((n, 2))).simplices
+        sides = np.concatenate([triangles[:, [0, 1]], triangles[:, [1, 2]], triangles[:, [2, 0]]])
+        return np.unique(np.sort(sides, axis=1), axis=0).astype(np.int64)
+    raise ValueError(f"unknown graph family {family!r}")
+
+
+@cache  # a job block's seeds may share instances (the task's `instances`): build each once
+def instance(family: str, n: int, seed: int) -> Instance:
+    edges = family_edges(family, n, stream(seed, f"agentsnet.graph.{family}"))
+    pool = name_pool(n)
+    names = tuple(pool[i] for i in stream(seed, "agentsnet.names").permutation(len(pool))[:n])
+    try:
+        return graph_from_edges(edges, names)
+    except ValueError as exc:
+        raise ValueError(f"{family} graph with n = {n} and instance seed {seed}: {exc}") from None
+
+
+def graph_from_edges(pairs: np.ndarray, names: tuple[str, ...]) -> Instance:
+    """The instance of a connected graph on nodes 0..len(names)-1 given by its (m, 2) edges."""
+    n = len(names)
+    edges = np.unique(np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1), axis=0)
+    src = np.concatenate([edges[:, 0], edges[:, 1]])
+    dst = np.concatenate([edges[:, 1], edges[:, 0]])
+    order = np.lexsort((dst, src))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
+    adjacency = csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    if connected_components(adjacency, directed=False)[0] != 1:
+        raise ValueError("the graph is not connected")
+    return Instance(n, edges, names, indptr, dst[order], diameter(adjacency))
+
+
+def diameter(adjacency: csr_matrix, chunk: int = 256) -> int:
+    """The longest shortest path, by breadth-first search from every node, `chunk` sources at a time
+    (the whole distance matrix of 10,000 nodes would take 800 MB)."""
+    n = adjacency.shape[0]
+    return max(
+        int(shortest_path(adjacency, unweighted=True, directed=False, indices=np.arange(start, min(n, start + chunk))).max())
+        for start in range(0, n, chunk)
+    )

@@ -1,0 +1,77 @@
+"""The AgentsNet report section: mean score and strict solved fraction per problem, graph family, n
+and method, with bootstrap intervals over instances, and how they scale with n."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.stats import mean_ci
+
+KEYS = ["problem", "family", "population", "method"]
+
+
+def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    rows = []
+    for (problem, family, n, method), group in episodes.groupby(KEYS, sort=False):
+        row: dict[str, object] = {"problem": problem, "family": family, "n": int(n), "method": method}
+        for metric in ("score", "solved"):
+            ci = mean_ci(group[metric].to_numpy(dtype=float), resamples, confidence, seed)
+            row.update({metric: ci.estimate, f"{metric}_lo": ci.lo, f"{metric}_hi": ci.hi})
+        row.update({"rounds": float(group["rounds"].mean()), "episodes": len(group)})
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    # problems, families and methods in the study's order, n ascending
+    for key in ("problem", "family", "method"):
+        table[key] = pd.Categorical(table[key], list(pd.unique(episodes[key])), ordered=True)
+    table = table.sort_values(["problem", "family", "n", "method"]).reset_index(drop=True)
+    return table.astype({"problem": str, "family": str, "method": str})
+
+
+def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
+    """Score and solved fraction against n: one panel per problem and metric, a line per method and family."""
+    long = pd.concat(
+        [table.assign(metric=m, mean=table[m], lo=table[f"{m}_lo"], hi=table[f"{m}_hi"]) for m in ("score", "solved")]
+    )[["problem", "family", "n", "method", "metric", "mean", "lo", "hi", "episodes"]]
+    sizes = sorted(int(n) for n in pd.unique(table["n"]))
+    base = alt.Chart().encode(
+        x=alt.X("n:Q", title="agents n", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes)),
+        color=alt.Color("method:N", sort=list(pd.unique(table["method"]))),
+        strokeDash=alt.StrokeDash("family:N"),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("mean:Q", title="mean and interval", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["problem", "family", "n", "method", "metric", alt.Tooltip("mean:Q", format=".3f"), "episodes"],
+    )
+    bars = base.mark_errorbar().encode(y=alt.Y("lo:Q", title="mean and interval"), y2="hi:Q")
+    return (
+        alt.layer(line, bars, data=long)
+        .properties(width=180, height=150)
+        .facet(column=alt.Column("problem:N", title=None, sort=list(pd.unique(table["problem"]))), row=alt.Row("metric:N", title=None))
+        .properties(title=f"AgentsNet by n: mean and {confidence:.0%} bootstrap interval over instances")
+    )
+
+
+def render(episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int) -> str:
+    """Write the AgentsNet files into `out`; return the section's HTML."""
+    table = summary_table(episodes, resamples, confidence, seed)
+    write_tables(table, out, "agentsnet")
+    save_chart(scaling_chart(table, confidence), out, "agentsnet_scaling")
+    shown = table.assign(
+        score=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
+        solved=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.solved, table.solved_lo, table.solved_hi)],
+    )[["problem", "family", "n", "method", "score", "solved", "rounds", "episodes"]]
+    links = [("agentsnet.csv", "agentsnet.csv"), ("agentsnet.md", ".md"), ("agentsnet.tex", ".tex"), ("agentsnet_scaling.html", "interactive chart")]
+    return f"""<h2>AgentsNet</h2>
+<p>{len(episodes)} episodes. Per problem, graph family, n and method: the mean score (the AgentsNet
+per-instance score) and the strict solved fraction (score = 1), each with a {confidence:.0%} percentile
+bootstrap interval over instances; rounds: the mean number of message rounds R (the paper's rule unless
+the task sets it).</p>
+{html_table(shown)}
+{file_links(prefix, links)}
+<img src="{html.escape(prefix)}agentsnet_scaling.png" alt="AgentsNet score and solved fraction against n" style="max-width: 100%">
+"""

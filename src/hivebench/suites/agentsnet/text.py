@@ -1,0 +1,122 @@
+"""AgentsNet as an LLM agent reads it. The system message states the rules as the AgentsNet
+reference prompt does (its name, its neighbours' names, n, R, synchronous rounds, the problem); each
+round's user message holds the messages delivered to the agent, its earlier rounds (all, or the last
+K), and its private notes. In rounds 0..R-1 it replies {"messages": {neighbour: text}, "notes"}, in
+round R {"answer": one of its options, "notes"}. Without a valid reply an agent sends nothing, or
+gives no answer (which scores as an invalid answer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.engine.media import Outbox
+from hivebench.models import Message
+from hivebench.suites.agentsnet.task import NetActions, NetViews
+
+TASKS = {
+    "coloring": (
+        "Your task is to partition yourselves into groups such that agents who are neighbours are never in the same group.",
+        "state which group you assign yourself to. There are exactly {k} groups: Group 1, ..., Group {k}. Any two "
+        "agents who are neighbours must be in different groups.",
+    ),
+    "vertex_cover": (
+        "Your task is to select, among all agents, a group of coordinators such that whenever two agents "
+        "communicate at least one of them is a coordinator, and every coordinator has at least one neighbour "
+        "who is not a coordinator.",
+        "state whether you are a coordinator ('Yes' or 'No').",
+    ),
+    "matching": (
+        "Your task is to build groups of two agents each who can communicate with each other.",
+        "name the one neighbour you build a group with, or 'None' if all your neighbours are already in other "
+        "groups. Every agent is in at most one group, and the two members of a group must name each other.",
+    ),
+    "leader_election": (
+        "Your task is to elect a single leader together.",
+        "state whether you are the leader ('Yes' or 'No'). Exactly one agent must say 'Yes'.",
+    ),
+    "consensus": (
+        "Your goal is to agree on a single value, 0 or 1, with all the other agents.",
+        "state the value you agreed on ('0' or '1'). All agents must give the same value.",
+    ),
+}
+SYSTEM = (
+    "You are {name}, one of {n} agents. Each agent has a unique name and can only exchange messages with its "
+    "neighbours; yours are {neighbours}. You cannot see or reach anyone else unless your neighbours relay it. {short}\n"
+    "The process is synchronous: in each of {rounds} rounds every agent sends its messages at the same time and "
+    "reads its neighbours' messages at the start of the next round. You may send one message to each neighbour "
+    "per round (at most {chars} characters each), or leave a neighbour out. After the last round you must {long}\n"
+    "You also keep private notes: whatever you write in \"notes\" is shown to you, and only you, next round."
+)
+
+
+def inbox_lines(views: NetViews, outbox: Outbox, agent: int) -> list[str]:
+    """The messages `outbox` delivered to `agent`, as `Name: text` lines."""
+    mine = np.flatnonzero(outbox.receiver == agent)
+    texts = outbox.texts()
+    return [f"  {views.graph.names[outbox.sender[i]]}: {texts[int(i)].as_py()}" for i in mine]
+
+
+def sent_lines(views: NetViews, outbox: Outbox, agent: int) -> list[str]:
+    mine = np.flatnonzero(outbox.sender == agent)
+    texts = outbox.texts()
+    return [f"  to {views.graph.names[outbox.receiver[i]]}: {texts[int(i)].as_py()}" for i in mine]
+
+
+class NetView:
+    """The LLM agent's reading of AgentsNet observations (see hivebench.agents.llm.TextView)."""
+
+    def agents(self, views: NetViews) -> int:
+        return views.graph.n
+
+    def reply_schema(self, views: NetViews, agent: int) -> dict[str, Any]:
+        """Its own options, or messages to its own neighbours by name, each within the size cap."""
+        if views.final:
+            return {"answer": {"enum": views.options(agent)}}
+        names = [views.graph.names[u] for u in views.graph.neighbours(agent)]
+        text = {"type": "string", "maxLength": views.message_chars}
+        return {"messages": {"type": "object", "properties": dict.fromkeys(names, text), "additionalProperties": False}}
+
+    def messages(self, views: NetViews, agent: int, notes: str, window: int | None, chars: int) -> tuple[Message, ...]:
+        graph = views.graph
+        short, long = TASKS[views.problem]
+        system = SYSTEM.format(
+            name=graph.names[agent], n=graph.n, neighbours=", ".join(graph.names[u] for u in graph.neighbours(agent)),
+            short=short, rounds=views.rounds, chars=views.message_chars, long=long.format(k=graph.max_degree + 1),
+        )  # fmt: skip
+        lines = [f"Round {views.step + 1} of {views.horizon}."]
+        first = 0 if window is None else max(0, views.step - window)
+        history = []
+        for t in range(first, views.step):
+            received = inbox_lines(views, views.sent[t - 1], agent) if t > 0 else []
+            history += [f"Round {t + 1}: you received", *(received or ["  nothing"]), "and sent", *(sent_lines(views, views.sent[t], agent) or ["  nothing"])]
+        if history:
+            label = "all earlier rounds" if window is None else f"the last {min(window, views.step)} rounds"
+            lines += [f"Your earlier rounds ({label}):", *history]
+        received = inbox_lines(views, views.inbox, agent)
+        lines += ["Messages from your neighbours this round:", *(received or ["  none"])]
+        lines += ["Your notes from last round:", notes if notes else "(none yet)", ""]
+        if views.final:
+            options = ", ".join(repr(o) for o in views.options(agent))
+            lines.append(f'Message passing is over. Reply with only a JSON object: {{"answer": <one of {options}>, "notes": "<at most {chars} characters>"}}')
+        else:
+            left = views.rounds - views.step
+            lines.append(
+                f"{left} round{'s' if left > 1 else ''} of messages left, this one included. Reply with only a JSON object: "
+                f'{{"messages": {{"<neighbour name>": "<message>", ...}}, "notes": "<at most {chars} characters>"}}'
+            )
+        return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)})
+
+    def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:
+        if views.final:
+            return NetActions(answers=[None if r is None else r["answer"] for r in replies])
+        index = {name: v for v, name in enumerate(views.graph.names)}
+        sender, receiver, texts = [], [], []
+        for v, reply in enumerate(replies):
+            for name, text in (reply or {}).get("messages", {}).items():
+                sender.append(v)
+                receiver.append(index[name])
+                texts.append(text)
+        return NetActions(outbox=Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), pa.array(texts, pa.string())))
