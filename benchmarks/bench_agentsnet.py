@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
-from typing import Callable
 
+from bench_episodes import rate  # benchmarks/ is the script's folder: its first import path
 from hivebench.cells import expand_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play
@@ -71,14 +70,6 @@ def loop_vertex_cover(graph: Instance, rounds: int, seed: int) -> list[str]:
                 outbox[u][v] = (state[v], priority[v])
         inbox = outbox
     return ["No" if s == "in" else "Yes" for s in state]
-
-
-def rate(fn: Callable[[int], object], seconds: float) -> float:
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        fn(count)
-        count += 1
-    return count / (time.perf_counter() - start)
 
 
 BASELINES = {"leader_election": loop_leader_election, "vertex_cover": loop_vertex_cover}

@@ -9,7 +9,8 @@ for suite_name in SUITES_IN_USE:
             f"report_{suite_name}"
         localrule: True
         input:
-            EPISODES_TABLE,
+            episodes=EPISODES_TABLE,
+            anchors=ANCHORS,
         output:
             [report_output(name) for name in suite_report_files(suite_name)],
         params:
@@ -20,7 +21,8 @@ for suite_name in SUITES_IN_USE:
         log:
             f"logs/report/{{study}}/{suite_name}.log",
         shell:
-            "hivebench report-section --suite {params.suite} --episodes {input:q} --out reports/{wildcards.study:q}/{params.suite}"
+            "hivebench report-section --suite {params.suite} --episodes {input.episodes:q} --anchors {input.anchors:q}"
+            " --out reports/{wildcards.study:q}/{params.suite}"
             " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 

@@ -195,7 +195,7 @@ def _set(path, value):
         (_set(("studies", "tiny", "contrasts"), {"pairs": [["random", "random"]]}),
          "studies.tiny.contrasts.pairs[0]: a method contrasted with itself ('random')"),
         (_set(("studies", "tiny", "contrasts"), {"reference": "random", "metrics": ["proximty"]}),
-         "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites (proximity, stability)"),
+         "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites (final_optimal, first_optimal_step, proximity, reached_optimum, stability)"),
         (_set(("tasks", "cycle", "conf_best"), 2), "studies.tiny.populations[0]: conf_best = 2 is wrong for C3 with 2 colours: the optimum is 1"),
         (_set(("anchors",), "missing.yaml"), "anchors: "),
     ],

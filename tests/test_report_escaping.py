@@ -22,6 +22,7 @@ def test_names_from_config_are_escaped_in_the_report(tmp_path):
                 "study": "s<b>", "suite": "loopbench", "task": "cycle", "method": method, "population": 5,
                 "seed": seed, "graph": "C5", "proximity": float(rng.uniform(0, 100)),
                 "stability": float(rng.uniform(0, 100)), "conflicts": conflicts,
+                "reached_optimum": 1.0, "final_optimal": 0.0, "first_optimal_step": 2.0,
             })  # fmt: skip
     episodes = pd.DataFrame(rows)
     episodes.to_parquet(tmp_path / "episodes.parquet")

@@ -158,3 +158,20 @@ def test_a_study_of_one_method_has_an_empty_contrasts_table():
                              "seed": range(5), "proximity": np.linspace(50, 60, 5)})  # fmt: skip
     table = contrast_table(episodes, {"reference": "random"}, ["proximity"], 200, 0.95, 0)
     assert table.empty and list(table.columns) == COLUMNS
+
+
+def test_a_metric_of_one_suite_is_contrasted_over_that_suites_units_only():
+    """In a study spanning suites, AgentsNet units have no proximity: they are not "dropped" units."""
+    from hivebench.contrasts import contrast_table
+
+    rows = [
+        {"suite": suite, "task": "t", "population": 5, "seed": seed, "method": method, metric: float(seed + (method == "A"))}
+        for suite, metric in (("loopbench", "proximity"), ("agentsnet", "score")) for seed in range(6) for method in ("A", "B")
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows)
+    table = contrast_table(frame, {"reference": "B"}, ["proximity", "score"], 200, 0.95, 0,
+                           reported_by={"proximity": ["loopbench"], "score": ["agentsnet"]})  # fmt: skip
+    overall = table[table.population == "all"].set_index("metric")
+    assert (overall.n_units == 6).all() and (overall.dropped_units == 0).all() and (overall.estimate == 1.0).all()
+    unfiltered = contrast_table(frame, {"reference": "B"}, ["proximity"], 200, 0.95, 0)
+    assert unfiltered.loc[unfiltered.population == "all", "dropped_units"].item() == 6

@@ -56,7 +56,8 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     table = pd.read_csv(workdir / "reports/tiny/loopbench/table1.csv")
     assert list(table.columns) == [
         "method", "graph", "proximity", "proximity_lo", "proximity_hi",
-        "stability", "stability_lo", "stability_hi", "episodes", "proximity_episodes",
+        "stability", "stability_lo", "stability_hi", "reached_optimum", "final_optimal", "first_optimal_step",
+        "episodes", "proximity_episodes",
     ]
     assert table[["method", "graph"]].values.tolist() == [
         ["random", "C3"], ["random", "C5"], ["soft_fp", "C3"], ["soft_fp", "C5"]
@@ -64,9 +65,12 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     assert (table.episodes == 10).all()
     assert ((table.proximity_lo <= table.proximity) & (table.proximity <= table.proximity_hi)).all()
     # the table's means are the episodes' means
-    means = episodes.groupby(["method", "graph"]).proximity.mean()
+    means = episodes.groupby(["method", "graph"])[["proximity", "reached_optimum", "first_optimal_step"]].mean()
     for row in table.itertuples():
-        assert row.proximity == pytest.approx(means[(row.method, row.graph)], abs=1e-4)
+        expected = means.loc[(row.method, row.graph)]
+        assert row.proximity == pytest.approx(expected.proximity, abs=1e-4)
+        assert row.reached_optimum == pytest.approx(expected.reached_optimum)
+        assert row.first_optimal_step == pytest.approx(expected.first_optimal_step, nan_ok=True)
     index = (workdir / "reports/tiny/index.html").read_text()
     first = table.iloc[0]
     assert f"{first.proximity:.1f} [{first.proximity_lo:.1f}, {first.proximity_hi:.1f}]" in index
@@ -75,6 +79,9 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     assert "https://cdn" not in chart and "vega" in chart  # self-contained: opens offline
     assert "\\begin{tabular}" in (workdir / "reports/tiny/loopbench/table1.tex").read_text()
     assert "C5 Proximity (%)" in (workdir / "reports/tiny/loopbench/table1.md").read_text()
+    # the paper's Table 1 beside ours, with its provenance from config/anchors.yaml
+    assert "The paper&#x27;s Table 1" in index or "The paper's Table 1" in index
+    assert "computed over the full trajectory" in index and "Soft Colorer CFP" in index
 
 
 class Tables(HTMLParser):
@@ -106,7 +113,7 @@ class Tables(HTMLParser):
 def test_scores_contrasts_and_their_report_tables_agree(workdir):
     scores = pd.read_parquet(workdir / "results/tiny/scores.parquet")
     contrasts = pd.read_parquet(workdir / "results/tiny/contrasts.parquet")
-    assert len(scores) == 2 * 2 * 2  # methods x populations x metrics
+    assert len(scores) == 2 * 2 * 5  # methods x populations x metrics
     # Default contrasts: every method against the study's first; per population and over all.
     assert set(zip(contrasts.a, contrasts.b)) == {("soft_fp", "random")}
     assert sorted(contrasts.population.unique()) == ["3", "5", "all"]

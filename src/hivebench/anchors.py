@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any, Iterator
 
 from hivebench.config import ConfigError, read_yaml
 
@@ -28,8 +29,10 @@ def load_anchors(path: str | Path) -> Anchors:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(str(path), ["the top level must map suites to tasks to populations"])
-    anchors, problems = {}, []
+    anchors, problems = {}, list(_published_problems(data.get(PUBLISHED)))
     for suite, tasks in data.items():
+        if suite == PUBLISHED:
+            continue
         if not isinstance(tasks, dict):
             problems.append(f"{suite}: must map task names to populations")
             continue
@@ -52,6 +55,44 @@ def load_anchors(path: str | Path) -> Anchors:
     if problems:
         raise ConfigError(str(path), problems)
     return anchors
+
+
+PUBLISHED = "published"  # the key of published tables, shown beside hivebench's own
+
+
+def _published_problems(published: object) -> Iterator[str]:
+    """published -> suite -> table -> {provenance, columns, rows: label -> group -> [values]}."""
+    if published is None:
+        return
+    if not isinstance(published, dict):
+        yield f"{PUBLISHED}: must map suites to tables"
+        return
+    for suite, tables in published.items():
+        for name, table in (tables.items() if isinstance(tables, dict) else [(None, None)]):
+            where = f"{PUBLISHED}.{suite}.{name}"
+            if not isinstance(table, dict) or set(table) != {"provenance", "columns", "rows"}:
+                yield f"{where}: needs provenance, columns and rows, and nothing else"
+            elif not isinstance(table["provenance"], str) or not table["provenance"].strip():
+                yield f"{where}.provenance: must say where the table comes from"
+            elif not isinstance(table["columns"], list) or not isinstance(table["rows"], dict):
+                yield f"{where}: columns must be a list and rows a mapping"
+            else:
+                for label, groups in table["rows"].items():
+                    if not isinstance(groups, dict) or not all(
+                        isinstance(v, list) and len(v) == len(table["columns"]) and all(_number(x) for x in v)
+                        for v in groups.values()
+                    ):
+                        yield f"{where}.rows.{label}: must map column groups to {len(table['columns'])} numbers each"
+
+
+def load_published(path: str | Path, suite: str) -> dict[str, dict[str, Any]]:
+    """A suite's published tables from the anchors file (checked when the config is), by name."""
+    data = read_yaml(path)
+    return (data or {}).get(PUBLISHED, {}).get(suite, {}) if isinstance(data, dict) else {}
+
+
+def _number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _positive_number(value: object) -> bool:

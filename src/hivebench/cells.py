@@ -240,6 +240,13 @@ def resolved_task(config: Config, name: str, base: Path) -> dict[str, Any]:
     return {"name": name, "kind": task["kind"], "version": task_kind(task["kind"]).version, "params": params}
 
 
+def file_param(path: str, base: Path) -> tuple[str, str]:
+    """A file a method reads, as a cell holds it: its path relative to the working directory (given
+    relative to the config file) and its content hash, so a changed file reruns the cell."""
+    full = base / path
+    return os.path.relpath(full), hashlib.sha256(full.read_bytes()).hexdigest()
+
+
 def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
     """Initial notes as they enter a cell: a file's text inline; another episode by its path (given
     relative to the config file, stored relative to the working directory) and its content hash, so a
@@ -247,8 +254,8 @@ def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
     if "file" in spec:
         return {"text": (base / spec["file"]).read_text(encoding="utf-8")}
     if "episode" in spec:
-        path = base / spec["episode"]
-        return {"episode": os.path.relpath(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        path, sha256 = file_param(spec["episode"], base)
+        return {"episode": path, "sha256": sha256}
     return spec
 
 
@@ -259,6 +266,10 @@ def resolved_method(config: Config, name: str, suite: str, base: Path) -> dict[s
     params = {k: v for k, v in method.items() if k not in METHOD_NON_PARAMS}
     if "initial_notes" in params:
         params["initial_notes"] = resolved_notes(params["initial_notes"], base)
+    if "file" in params:  # replay
+        params["file"], params["file_sha256"] = file_param(params["file"], base)
+    if params.get("backend") == "scripted":
+        params["model"], params["model_sha256"] = file_param(params["model"], base)
     return {"name": name, "kind": method["kind"], "version": version, "params": params}
 
 

@@ -223,10 +223,11 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
     spec = json.loads(args.spec)
     episodes = pd.read_parquet(args.episodes)
     metrics = spec.get("metrics") or list(
-        dict.fromkeys(m.name for suite in pd.unique(episodes["suite"]) for m in SUITE_METRICS[suite])
+        dict.fromkeys(m.name for suite in pd.unique(episodes["suite"]) for m in SUITE_METRICS[suite] if m.paired)
     )
     try:
-        table = contrast_table(episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed)
+        reported_by = {m: [s for s, ms in SUITE_METRICS.items() if m in {x.name for x in ms}] for m in metrics}
+        table = contrast_table(episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed, reported_by)
     except ValueError as exc:
         print(f"hivebench contrasts: error: {exc}", file=sys.stderr)
         return 2
@@ -238,15 +239,18 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_section(episodes: Any, suite: str, folder: Path, resamples: int, confidence: float, seed: int) -> Path:
+def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Namespace) -> Path:
     """Write one suite's report section into `folder` (reports/<study>/<suite>) from a study's episodes."""
+    from hivebench.anchors import load_published
     from hivebench.registry import SUITE_OBJECTS
     from hivebench.report import SECTION_FILE
     from hivebench.suite import load
 
     folder.mkdir(parents=True, exist_ok=True)
     render = load(SUITE_OBJECTS[suite].report)
-    part = render(episodes[episodes["suite"] == suite].reset_index(drop=True), folder, f"{suite}/", resamples, confidence, seed)
+    mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
+    published = load_published(args.anchors, suite)
+    part = render(mine, folder, f"{suite}/", args.resamples, args.confidence, args.bootstrap_seed, published)
     (folder / SECTION_FILE).write_text(part, encoding="utf-8")
     return folder
 
@@ -255,7 +259,7 @@ def cmd_report_section(args: argparse.Namespace) -> int:
     import pandas as pd
 
     episodes = pd.read_parquet(args.episodes)
-    print(render_section(episodes, args.suite, Path(args.out), args.resamples, args.confidence, args.bootstrap_seed))
+    print(render_section(episodes, args.suite, Path(args.out), args))
     return 0
 
 
@@ -272,7 +276,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     suites = list(pd.unique(episodes["suite"]))
     if not args.only_page:
         for suite in suites:
-            print(render_section(episodes, suite, out / suite, args.resamples, args.confidence, args.bootstrap_seed))
+            print(render_section(episodes, suite, out / suite, args))
     study = str(episodes["study"].iloc[0])
     print(render_page(study, scores, contrasts, suites, out, args.confidence))
     return 0
@@ -370,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--resamples", type=int, default=10_000)
         p.add_argument("--confidence", type=float, default=0.95)
         p.add_argument("--bootstrap-seed", type=int, default=0)
+        p.add_argument("--anchors", default="config/anchors.yaml", help="anchors file with published tables to show beside ours")
 
     p = sub.add_parser("report", help="render a study's report: each suite's section, scores, contrasts, index.html")
     with_report_flags(p, "report folder, e.g. reports/<study>")

@@ -367,8 +367,11 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield f"studies: the config expands to {cells:,} cells; the limit is {MAX_CELLS:,}"
     used = {m for study in config["studies"].values() for m in study["methods"]}
     for name in sorted(used & set(config["methods"])):
-        if METHODS[config["methods"][name]["kind"]].calls_models:
-            yield from _llm_problems(f"methods.{name}", config["methods"][name], base)
+        method = config["methods"][name]
+        if METHODS[method["kind"]].calls_models:
+            yield from _llm_problems(f"methods.{name}", method, base)
+        if "file" in method:  # replay
+            yield from _file_problem(f"methods.{name}.file", base / method["file"])
 
 
 # Snakemake refuses a wildcard value that ends in a piece repeated 20 times or more (it takes it for a
@@ -442,11 +445,18 @@ def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict
     return sizes * blocks, sizes * cells
 
 
+def _file_problem(where: str, path: Path) -> Iterator[str]:
+    if not path.is_file():
+        yield f"{where}: {'not a regular file' if path.exists() else 'no such file'}: {path}"
+
+
 def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[str]:
     """What would make an LLM method fail mid-run, found before any job starts."""
     from hivebench.models.builtin import BUILTIN, package_dir
 
-    if method["backend"] == "openai":
+    if method["backend"] == "scripted":
+        yield from _file_problem(f"{where}.model", base / method["model"])
+    elif method["backend"] == "openai":
         env = method["api_key_env"]
         if env is not None and not os.environ.get(env):
             yield f"{where}.api_key_env: the environment variable {env} is not set (the API key is read from it)"
@@ -466,7 +476,7 @@ def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[st
             continue
         path = base / notes[key]
         if not path.is_file():
-            yield f"{where}.initial_notes.{key}: {'not a regular file' if path.exists() else 'no such file'}: {path}"
+            yield from _file_problem(f"{where}.initial_notes.{key}", path)
         elif key == "file":
             try:
                 if "\0" in path.read_bytes().decode("utf-8"):

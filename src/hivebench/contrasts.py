@@ -61,8 +61,10 @@ def contrast_table(
     resamples: int,
     confidence: float,
     seed: int,
+    reported_by: dict[str, list[str]] | None = None,
 ) -> pd.DataFrame:
-    """Every pair of the spec on every metric: per population, and over all populations together."""
+    """Every pair of the spec on every metric: per population, and over all populations together.
+    `reported_by` (metric -> the suites that report it) keeps each metric to its suites' units."""
     methods = list(pd.unique(episodes["method"]))
     unknown = [m for pair in contrast_pairs(methods, spec) for m in pair if m not in methods]
     if spec.get("reference") not in (None, *methods):
@@ -73,7 +75,9 @@ def contrast_table(
     rows = []
     for a, b in contrast_pairs(methods, spec):
         for metric in metrics:
-            scopes = [("all", episodes)] + [(str(n), group) for n, group in episodes.groupby("population", sort=True)]
+            # the units of the suites that report this metric: another suite's units are not "dropped"
+            reporting = episodes if reported_by is None else episodes[episodes["suite"].isin(reported_by[metric])]
+            scopes = [("all", reporting)] + [(str(n), group) for n, group in reporting.groupby("population", sort=True)]
             for scope, data in scopes:
                 result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
                 rows.append({"population": scope, **result, "method": "paired bootstrap, units resampled within suite x population strata, percentile"})

@@ -71,6 +71,7 @@ class MethodImpl:
     target: str  # the policy class
     version: int
     calls_models: bool = False  # given the cell's response cache; counted as LLM in jobs and estimates
+    reads_text: bool = False  # given the suite's text view (the LLM agent, replay)
 
     def load(self) -> Any:
         return load(self.target)
@@ -81,6 +82,7 @@ class Metric:
     name: str  # the episodes-table column
     higher_is_better: bool = True
     normalised_by_anchor: bool = False  # divided by a frozen anchor (suite, task, population) in scores
+    paired: bool = True  # contrasted by default; False for one undefined in some episodes (a unit would drop)
 
 
 @dataclass(frozen=True)
@@ -91,5 +93,7 @@ class Suite:
     metrics: tuple[Metric, ...]  # the episode-summary columns scores and contrasts run over
     schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`), a package resource path
     text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
-    report: str  # renders the suite's report section ("module:function")
+    # renders the suite's report section ("module:function"): (its episodes, folder, link prefix,
+    # resamples, confidence, bootstrap seed, its published tables from the anchors file) -> HTML
+    report: str
     report_files: tuple[str, ...] = field(default=())  # files the section writes into reports/<study>/

@@ -42,7 +42,19 @@ class TextView(Protocol):
         """The batch of actions from every agent's valid reply, or its fallback where the reply is None."""
 
 
+# `tagged_notes: true`: the paper's figures show notes as tagged lines; this asks for them.
+TAGGED_NOTES = (
+    " Write your notes as lines that each start with a tag: [NEW] for something you add, [MODIFIED] for "
+    "something you change, [KEPT] for something you keep as it was, [REMOVED] for something you drop."
+)
 FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one round. "
+
+
+def with_tags(messages: tuple[Message, ...], tagged: bool) -> tuple[Message, ...]:
+    """A view's chat, with the request for tagged notes added to its system message where it is on."""
+    if not tagged:
+        return messages
+    return ({**messages[0], "content": messages[0]["content"] + TAGGED_NOTES}, *messages[1:])
 
 
 def decision_schema(reply: dict[str, Any], notes_chars: int) -> dict[str, Any]:
@@ -75,6 +87,7 @@ class LLMAgent:
         self.sampling = Sampling(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
         self.decider = Decider(backend_for(params), ResponseCache(cache_path))
         self.initial = params.get("initial_notes")
+        self.tagged = bool(params["tagged_notes"])
         self.label = str(cache_path)
         self.notes: list[list[str]] = []  # every agent's notes in force after each step (0: initial)
         self.rounds: list[list[Decision]] = []
@@ -86,11 +99,14 @@ class LLMAgent:
         samples = self.rng.integers(0, 2**31 - 1, size=n)  # one draw per agent per round, whatever the cache holds
         return [
             ChatRequest(
-                self.view.messages(observation, v, self.notes[-1][v], self.window, self.chars),
+                self.chat(observation, v),
                 decision_schema(self.view.reply_schema(observation, v), self.chars), self.sampling, int(samples[v]),
             )  # fmt: skip
             for v in range(n)
         ]
+
+    def chat(self, observation: Any, agent: int) -> tuple[Message, ...]:
+        return with_tags(self.view.messages(observation, agent, self.notes[-1][agent], self.window, self.chars), self.tagged)
 
     @staticmethod
     def estimate_episode(
@@ -106,7 +122,8 @@ class LLMAgent:
             observation = task.observe()
             n = view.agents(observation)
             calls += n
-            tokens += sum(count(list(view.messages(observation, v, notes, window, chars))) for v in range(n))
+            chats = (with_tags(view.messages(observation, v, notes, window, chars), params["tagged_notes"]) for v in range(n))
+            tokens += sum(count(list(chat)) for chat in chats)
             task.step(view.actions(observation, [None] * n))
         return calls, tokens
 
@@ -148,7 +165,9 @@ class LLMAgent:
     def summary(self) -> dict[str, Any]:
         decisions = [d for round_ in self.rounds for d in round_]
         usage = [d.usage for d in decisions] or [Usage()]
+        revisions = sum(a != b for before, after in zip(self.notes, self.notes[1:]) for a, b in zip(before, after))
         return {
+            "note_revisions": revisions,  # (agent, round) pairs whose notes changed
             "llm_calls": sum(d.calls for d in decisions),
             "input_tokens": sum(u.input_tokens for u in usage),
             "output_tokens": sum(u.output_tokens for u in usage),

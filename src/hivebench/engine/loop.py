@@ -22,11 +22,13 @@ from hivebench.suite import load
 
 def make_policy(cell: dict[str, Any]) -> Any:
     """The cell's method as it runs the cell's suite, with its own random stream; a method that calls
-    models also gets the cell's response cache and the suite's text view."""
+    models also gets the cell's response cache, one that reads text the suite's text view."""
     impl = METHODS[cell["method"]["kind"]].impl(cell["suite"])
-    extra = {}
+    extra: dict[str, Any] = {}
     if impl.calls_models:
-        extra = {"cache_path": calls_path(cell), "view": load(SUITE_OBJECTS[cell["suite"]].text_view)()}
+        extra["cache_path"] = calls_path(cell)
+    if impl.reads_text:
+        extra["view"] = load(SUITE_OBJECTS[cell["suite"]].text_view)()
     return impl.load()(cell["method"]["params"], stream(cell["seed"], "policy"), **extra)
 
 

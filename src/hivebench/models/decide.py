@@ -66,6 +66,10 @@ class Decider:
         self.calls_made = 0  # replies paid for in this process (cache hits are not calls)
 
     def complete(self, requests: list[ChatRequest]) -> list[ChatResult]:
+        if not getattr(self.backend, "cacheable", True):  # a scripted backend: replies in request order
+            results = self.backend.complete(requests, lambda index, result: None)
+            self.calls_made += len(results)
+            return results
         keys = [r.key(self.backend.name, self.backend.model) for r in requests]
         results: list[ChatResult | None] = [self.cache.get(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]

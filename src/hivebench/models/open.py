@@ -20,6 +20,10 @@ def local_path(model: str) -> Path:
 
 
 def backend_for(params: dict[str, Any]) -> Backend:
+    if params["backend"] == "scripted":  # one per episode: it answers from the file's first line on
+        from hivebench.models.scripted import ScriptedBackend
+
+        return ScriptedBackend(params["model"])
     return _open(json.dumps({k: params.get(k) for k in BACKEND_KEYS}, sort_keys=True))
 
 

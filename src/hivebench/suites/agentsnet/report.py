@@ -56,8 +56,10 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
 
 
-def render(episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int) -> str:
-    """Write the AgentsNet files into `out`; return the section's HTML."""
+def render(
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict
+) -> str:
+    """Write the AgentsNet files into `out`; return the section's HTML (no published table yet)."""
     table = summary_table(episodes, resamples, confidence, seed)
     write_tables(table, out, "agentsnet")
     save_chart(scaling_chart(table, confidence), out, "agentsnet_scaling")

@@ -73,7 +73,7 @@ def _classical(name: str) -> MethodImpl:
 
 SUITE = Suite(
     name="loopbench",
-    tasks={"coloring": TaskKind(f"{PACKAGE}.task:ColoringTask", version=2, hooks=ColoringHooks())},
+    tasks={"coloring": TaskKind(f"{PACKAGE}.task:ColoringTask", version=3, hooks=ColoringHooks())},
     methods={
         "random": _classical("RandomColorer"),
         "conservative_random": _classical("ConservativeRandomColorer"),
@@ -81,7 +81,10 @@ SUITE = Suite(
         "soft_cfp": _classical("SoftColorerCFP"),
         "greedy": _classical("GreedyColorer"),
     },
-    metrics=(Metric("proximity"), Metric("stability")),
+    metrics=(
+        Metric("proximity"), Metric("stability"), Metric("reached_optimum"), Metric("final_optimal"),
+        Metric("first_optimal_step", higher_is_better=False, paired=False),  # NaN: never optimal
+    ),
     schema="suites/loopbench/schema.yaml",
     text_view=f"{PACKAGE}.text:ColoringView",
     report=f"{PACKAGE}.report:render",

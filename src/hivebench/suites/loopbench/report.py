@@ -22,6 +22,9 @@ TABLE_COLUMNS = [
     "stability",
     "stability_lo",
     "stability_hi",
+    "reached_optimum",
+    "final_optimal",
+    "first_optimal_step",
     "episodes",
     "proximity_episodes",
 ]
@@ -45,6 +48,11 @@ def table1(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int)
             row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
             if metric == "proximity":  # NaN for a run that starts at the optimum: count the defined ones
                 row["proximity_episodes"] = defined
+        # the paper's outcome measures: fractions of episodes, and the mean first optimal step of
+        # those that reach the optimum
+        row["reached_optimum"] = group["reached_optimum"].mean()
+        row["final_optimal"] = group["final_optimal"].mean()
+        row["first_optimal_step"] = group["first_optimal_step"].mean()
         row["episodes"] = len(group)
         rows.append(row)
     table = pd.DataFrame(rows, columns=TABLE_COLUMNS)
@@ -59,7 +67,8 @@ def _cell_text(mean: float, lo: float, hi: float) -> str:
 
 
 def wide_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The paper's layout: rows = methods, column groups = graphs, each with Proximity and Stability."""
+    """The paper's layout: rows = methods, column groups = graphs, each with Proximity and Stability
+    (and the share of episodes that reach the optimum, and end there)."""
     graphs = list(dict.fromkeys(table["graph"]))
     wide = pd.DataFrame(index=pd.Index(list(dict.fromkeys(table["method"])), name="method"))
     for graph in graphs:
@@ -69,6 +78,10 @@ def wide_table(table: pd.DataFrame) -> pd.DataFrame:
                 _cell_text(*part.loc[m, [metric, f"{metric}_lo", f"{metric}_hi"]]) if m in part.index else ""
                 for m in wide.index
             ]
+        wide[(graph, "Optimal: reached / final (%)")] = [
+            f"{100 * part.loc[m, 'reached_optimum']:.0f} / {100 * part.loc[m, 'final_optimal']:.0f}" if m in part.index else ""
+            for m in wide.index
+        ]
     wide.columns = pd.MultiIndex.from_tuples(wide.columns, names=["graph", "metric"])
     return wide
 
@@ -104,7 +117,22 @@ def conflicts_chart(curves: pd.DataFrame, graphs: list[str], confidence: float) 
     )
 
 
-def section_html(episodes: pd.DataFrame, wide: pd.DataFrame, prefix: str, confidence: float) -> str:
+def published_html(table: dict) -> str:
+    """A published table in the same layout (rows = agents, column groups = graphs), with provenance."""
+    groups = list(dict.fromkeys(g for row in table["rows"].values() for g in row))
+    frame = pd.DataFrame(
+        {(g, c): [row.get(g, [None] * len(table["columns"]))[i] for row in table["rows"].values()]
+         for g in groups for i, c in enumerate(table["columns"])},
+        index=pd.Index(list(table["rows"]), name="agent"),
+    )  # fmt: skip
+    frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["graph", "metric"])
+    return (
+        f"<h3>The paper's Table 1</h3><p>{html.escape(table['provenance'])} (config/anchors.yaml).</p>"
+        + frame.to_html(escape=True, border=0, classes="table1", float_format=lambda v: f"{v:.1f}", na_rep="")
+    )
+
+
+def section_html(episodes: pd.DataFrame, wide: pd.DataFrame, prefix: str, confidence: float, published: dict) -> str:
     """The LoopBench part of index.html; links are relative to the page (`prefix` is this folder)."""
     seeds = episodes.groupby(["method", "graph"])["seed"].nunique()
     seed_text = str(seeds.min()) if seeds.min() == seeds.max() else f"{seeds.min()}&ndash;{seeds.max()}"
@@ -122,13 +150,17 @@ Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
 Proximity and Stability as defined in the LoopBench paper (section 3); see the README's Metrics section.{undefined_note}</p>
 {wide.to_html(escape=True, border=0, classes="table1")}
 {file_links(prefix, links)}
+{published_html(published["table1"]) if "table1" in published else ""}
 <h3>Conflicts over time</h3>
 <img src="{html.escape(prefix)}conflicts.png" alt="conflicting edges per step, per method and graph" style="max-width: 100%">
 """
 
 
-def render(episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int) -> str:
-    """Write the LoopBench files into `out`; return the section's HTML."""
+def render(
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict
+) -> str:
+    """Write the LoopBench files into `out`; return the section's HTML, with the paper's Table 1
+    beside ours where the anchors file has it (`published`)."""
     episodes = episodes.assign(graph=episodes["graph"].fillna(episodes["task"]))  # a fixed graph: its task's name
     table = table1(episodes, resamples, confidence, seed)
     table.to_csv(out / "table1.csv", index=False, float_format="%.4f")
@@ -140,4 +172,4 @@ def render(episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confi
     (out / "table1.tex").write_text(latex.to_latex(hrules=True, multicol_align="c"))
     curves = conflicts_by_step(episodes, resamples, confidence, seed)
     save_chart(conflicts_chart(curves, list(dict.fromkeys(table["graph"])), confidence), out, "conflicts")
-    return section_html(episodes, wide, prefix, confidence)
+    return section_html(episodes, wide, prefix, confidence, published)

@@ -42,3 +42,15 @@ def stability(window: np.ndarray) -> float:
     the paper's T - 1 for a window of T states, T for the full window of T + 1 states."""
     increases = int(np.count_nonzero(np.diff(window) > 0))
     return float(100.0 - increases / (len(window) - 1) * 100.0)
+
+
+def outcomes(conflicts: np.ndarray, conf_best: int) -> dict[str, float]:
+    """The paper's outcome measures over the states t = 0..T ("broke the loop in 2 out of 3 trials",
+    "optimal by step 6"): whether any state is optimal (1.0 or 0.0), the first optimal state t (NaN
+    when none is), and whether the last state is optimal."""
+    optimal = np.flatnonzero(conflicts == conf_best)
+    return {
+        "reached_optimum": float(len(optimal) > 0),
+        "first_optimal_step": float(optimal[0]) if len(optimal) else float("nan"),
+        "final_optimal": float(conflicts[-1] == conf_best),
+    }

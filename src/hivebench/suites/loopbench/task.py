@@ -174,6 +174,7 @@ class ColoringTask:
         return {
             "proximity": scoring.proximity(window, int(conflicts[0]), self.conf_best),
             "stability": scoring.stability(window),
+            **scoring.outcomes(conflicts, self.conf_best),
             "initial_conflicts": int(conflicts[0]),
             "final_conflicts": int(conflicts[-1]),
             "conf_best": self.conf_best,

@@ -1,0 +1,61 @@
+"""The `replay` method: every agent's replies read from a file instead of asked of a model, through
+the suite's text view: for tests, and for replaying an episode recorded elsewhere.
+
+`file` (relative to the config file) is JSON Lines, one reply per line:
+{"step": t, "agent": v, "reply": {...}}, where the reply has the fields an LLM agent's reply has in
+that suite and round (LoopBench {"color": 1}; AgentsNet {"messages": {...}} or {"answer": "Yes"};
+`notes` optional). A reply checked invalid against the round's JSON Schema, or missing, gets the
+view's fallback, and is counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from jsonschema import Draft202012Validator
+
+from hivebench.agents.llm import TextView, decision_schema
+
+
+def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
+    """(step, agent) -> reply; ValueError naming the file and line of a malformed line."""
+    script = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            script[(int(entry["step"]), int(entry["agent"]))] = dict(entry["reply"])
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"{path}:{number}: expected {{\"step\": t, \"agent\": v, \"reply\": {{...}}}}") from None
+    return script
+
+
+class ReplayAgent:
+    def __init__(self, params: dict[str, Any], rng: np.random.Generator, view: TextView):
+        self.view = view
+        self.script = read_script(params["file"])
+        self.counts = {"replayed": 0, "missing": 0, "invalid": 0}
+
+    def decide(self, observation: Any) -> Any:
+        replies: list[dict[str, Any] | None] = []
+        for agent in range(self.view.agents(observation)):
+            reply = self.script.get((observation.step, agent))
+            if reply is None:
+                self.counts["missing"] += 1
+            else:
+                reply = {"notes": "", **reply}
+                schema = decision_schema(self.view.reply_schema(observation, agent), notes_chars=10**6)
+                if next(Draft202012Validator(schema).iter_errors(reply), None) is not None:
+                    self.counts["invalid"] += 1
+                    reply = None
+                else:
+                    self.counts["replayed"] += 1
+            replies.append(reply)
+        return self.view.actions(observation, replies)
+
+    def summary(self) -> dict[str, Any]:
+        return dict(self.counts)
