@@ -29,7 +29,7 @@ def test_a_cell_is_fully_resolved_with_versions(config):
         "steps": 15,
         "metric_window": "full",
     }
-    assert cell["task"]["version"] == 2 and cell["suite"] == "loopbench"
+    assert cell["task"]["version"] == 3 and cell["suite"] == "loopbench"
 
 
 def test_changing_one_method_parameter_changes_only_that_methods_cells(config):

@@ -57,6 +57,11 @@ def with_tags(messages: tuple[Message, ...], tagged: bool) -> tuple[Message, ...
     return ({**messages[0], "content": messages[0]["content"] + TAGGED_NOTES}, *messages[1:])
 
 
+def history_window(params: dict[str, Any]) -> int | None:
+    """Rounds of history in a prompt: None for all ("full"), else the last K."""
+    return None if params["history"] == "full" else int(params["history"])
+
+
 def decision_schema(reply: dict[str, Any], notes_chars: int) -> dict[str, Any]:
     """The JSON Schema of one reply: the view's fields, then the notes."""
     properties = {**reply, "notes": {"type": "string", "maxLength": notes_chars}}
@@ -82,7 +87,7 @@ class LLMAgent:
     def __init__(self, params: dict[str, Any], rng: np.random.Generator, cache_path: str | Path, view: TextView):
         self.rng = rng
         self.view = view
-        self.window = None if params["history"] == "full" else int(params["history"])
+        self.window = history_window(params)
         self.chars = int(params["notes_chars"])
         self.sampling = Sampling(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
         self.decider = Decider(backend_for(params), ResponseCache(cache_path))
@@ -114,8 +119,7 @@ class LLMAgent:
     ) -> tuple[int, int]:
         """(calls, input tokens) of one episode of `task` (reset): every prompt rendered for real, on
         a run where every agent takes the fallback action and carries notes of the full length."""
-        window = None if params["history"] == "full" else int(params["history"])
-        chars = params["notes_chars"]
+        window, chars = history_window(params), params["notes_chars"]
         notes = (FILLER * (1 + chars // len(FILLER)))[:chars]
         calls = tokens = 0
         while not task.done:

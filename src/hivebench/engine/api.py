@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+
 @dataclass
 class EpisodeRecord:
     """What a finished episode writes: the per-agent table, one row per (state, agent) for the states
@@ -36,7 +37,8 @@ class Task(Protocol):
     def done(self) -> bool: ...
 
     def observe(self) -> Any:
-        """Every agent's local view of the current state, as one batch."""
+        """Every agent's local view of the current state, as one batch (with `step`, the decision
+        round, and `horizon`, the rounds in the episode)."""
 
     def step(self, actions: Any) -> None:
         """Apply every agent's action at once."""
