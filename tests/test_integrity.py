@@ -67,7 +67,7 @@ def test_temporary_files_of_killed_writes_are_reaped_by_the_next_run(blocks):
     assert not any(temp_files(path) for path in (*cells, block.summary_path))
 
 
-def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path):
+def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monkeypatch):
     config["tasks"]["cycle"]["steps"] = 400
     config["studies"]["tiny"]["populations"] = [3001]
     config["methods"]["random"]["seeds_per_job"] = 10
@@ -83,17 +83,14 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path):
     job.wait()
     record = json.loads((tmp_path / block.record_path).read_text())
     assert record["state"] == "running" and record["pid"] == job.pid
-    os.chdir(tmp_path)
-    try:
-        report = status({"tiny": [block]}, {})
-        assert report.rows[0]["failed"] > 0 and report.rows[0]["done"] >= 1
-        assert f"job {block.summary_path}: killed (process {job.pid} is gone" in report.problems[0]
-        subprocess.run(command, cwd=tmp_path, check=True, stderr=subprocess.DEVNULL)
-        assert json.loads((tmp_path / block.record_path).read_text())["state"] == "done"
-        assert status({"tiny": [block]}, {}).rows[0]["done"] == 10
-        assert not list(tmp_path.rglob("*.tmp"))
-    finally:
-        os.chdir("/")
+    monkeypatch.chdir(tmp_path)  # restored after the test (other tests read files relative to it)
+    report = status({"tiny": [block]}, {})
+    assert report.rows[0]["failed"] > 0 and report.rows[0]["done"] >= 1
+    assert f"job {block.summary_path}: killed (process {job.pid} is gone" in report.problems[0]
+    subprocess.run(command, cwd=tmp_path, check=True, stderr=subprocess.DEVNULL)
+    assert json.loads((tmp_path / block.record_path).read_text())["state"] == "done"
+    assert status({"tiny": [block]}, {}).rows[0]["done"] == 10
+    assert not list(tmp_path.rglob("*.tmp"))
 
 
 def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path):

@@ -22,6 +22,7 @@ from hivebench.models import BackendError
 from hivebench.suite import TaskParamError
 
 DEFAULT_CONFIG = "config/config.yaml"
+DEFAULT_ANCHORS = "config/anchors.yaml"
 
 
 def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[Any]]]:
@@ -249,7 +250,8 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
     folder.mkdir(parents=True, exist_ok=True)
     render = load(SUITE_OBJECTS[suite].report)
     mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
-    published = load_published(args.anchors, suite)
+    anchors = args.anchors or (DEFAULT_ANCHORS if Path(DEFAULT_ANCHORS).is_file() else None)
+    published = load_published(anchors, suite) if anchors else {}
     part = render(mine, folder, f"{suite}/", args.resamples, args.confidence, args.bootstrap_seed, published)
     (folder / SECTION_FILE).write_text(part, encoding="utf-8")
     return folder
@@ -359,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("scores", help="per method, task and population: each metric's mean and interval")
     with_bootstrap(p)
-    p.add_argument("--anchors", default="config/anchors.yaml", help="frozen normalisation anchors")
+    p.add_argument("--anchors", default=DEFAULT_ANCHORS, help="frozen normalisation anchors")
     p.add_argument("--interval", choices=["percentile", "bca"], default="percentile")
     p.set_defaults(func=cmd_scores)
 
@@ -374,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--resamples", type=int, default=10_000)
         p.add_argument("--confidence", type=float, default=0.95)
         p.add_argument("--bootstrap-seed", type=int, default=0)
-        p.add_argument("--anchors", default="config/anchors.yaml", help="anchors file with published tables to show beside ours")
+        p.add_argument("--anchors", help=f"anchors file with published tables to show beside ours (default: {DEFAULT_ANCHORS}, if there)")
 
     p = sub.add_parser("report", help="render a study's report: each suite's section, scores, contrasts, index.html")
     with_report_flags(p, "report folder, e.g. reports/<study>")
