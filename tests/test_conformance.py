@@ -118,3 +118,5 @@ def test_a_study_spanning_every_suite_runs_through_the_workflow(tmp_path):
         for name in task_kind(task["kind"]).tables:
             assert next((tmp_path / f"results/episodes/all/{suite}").rglob(f"s0.{name}.parquet")).is_file()
     assert planned_jobs(tmp_path) == {}  # nothing left to do
+    snakemake(tmp_path, "--report", str(tmp_path / "report.html"))  # every suite's files have captions
+    assert (tmp_path / "report.html").stat().st_size > 0
