@@ -201,3 +201,43 @@ def test_backoff_waits_at_least_what_the_server_asks():
     assert all(policy.delay(0, rng, 7.5) >= 7.5 for _ in range(20))
     assert all(0 <= policy.delay(3, rng, None) <= 4 for _ in range(20))
     assert policy.delay(0, rng, 600) == 60  # capped
+
+
+def test_the_same_agent_plays_agentsnet_with_a_local_model_under_its_schemas(tiny_model, in_tmp):
+    """A random two-layer model, constrained to AgentsNet's per-agent schemas (messages only to its
+    own neighbours, at most message_chars each; then one of its own answers): every decision valid,
+    every message to a neighbour within the cap, every answer one of the agent's options."""
+    config = validate(
+        {
+            "tasks": {"t": {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 2, "message_chars": 12}},
+            "methods": {"tiny": {"kind": "llm", "backend": "transformers", "model": str(tiny_model), "notes_chars": 10, "max_tokens": 96}},
+            "studies": {"s": {"tasks": ["t"], "methods": ["tiny"], "populations": [4], "seeds": 1}},
+        },
+        "test",
+    )  # fmt: skip
+    cell = first_cell(config)
+    summary = write_episode(cell, cell_path(cell))
+    assert summary["llm_calls"] == summary["valid"] == 4 * 3  # R + 1 = 3 decisions per agent
+    messages = pq.read_table(cell_path(cell).replace(".parquet", ".messages.parquet")).to_pylist()
+    agents = pq.read_table(cell_path(cell)).to_pydict()
+    from hivebench.suites.agentsnet.graphs import instance
+
+    graph = instance("delaunay", 4, cell["seed"])
+    assert all(m["size"] <= 12 and m["receiver"] in graph.neighbours(m["sender"]) for m in messages)
+    answers = agents["answer"][-4:]
+    assert all(a in [graph.names[u] for u in graph.neighbours(v)] + ["None"] for v, a in enumerate(answers))
+    assert summary["messages"] == len(messages) and summary["valid_answers"] == 4
+
+
+def test_estimate_asks_the_agent_for_an_agentsnet_episode(tiny_model, in_tmp):
+    config = validate(
+        {
+            "tasks": {"t": {"kind": "agentsnet", "problem": "consensus", "family": "watts_strogatz", "rounds": 3}},
+            "methods": {"tiny": {"kind": "llm", "backend": "transformers", "model": str(tiny_model)}},
+            "studies": {"s": {"tasks": ["t"], "methods": ["tiny"], "populations": [4, 8], "seeds": 3}},
+        },
+        "test",
+    )  # fmt: skip
+    rows = estimate(study_blocks(config, "s", Path(".")))
+    assert [(r.population, r.cells, r.calls) for r in rows] == [(4, 3, 3 * 4 * 4), (8, 3, 3 * 8 * 4)]
+    assert all(r.input_tokens > r.calls * 100 and not r.approximate for r in rows)  # real prompts, the model's tokenizer
