@@ -69,7 +69,7 @@ def test_the_papers_rounds_rule(problem, n, diameter, rounds):
     ],
 )
 def test_scores_on_hand_made_answers(problem, graph, answers, score):
-    assert problems.score(problem, graph, answers) == pytest.approx(score)
+    assert problems.score(problem, graph, answers, problems.valid(problem, graph, answers)) == pytest.approx(score)
 
 
 def test_messages_go_to_neighbours_only_and_are_cut_to_the_cap():
@@ -140,3 +140,18 @@ def test_bad_agentsnet_input_is_a_config_error_naming_it(change, message):
     with pytest.raises(ConfigError) as error:
         validate(config, "bad.yaml")
     assert message in str(error.value)
+
+
+def test_a_cell_whose_messages_table_changed_is_not_kept(tmp_path, monkeypatch):
+    """The per-agent file holds the side table's hash: a job keeps the cell only with that very table."""
+    from hivebench.cells import cell_path, digest, side_path
+    from hivebench.engine.loop import write_episode
+    from hivebench.store import verified_summary, write_atomic
+
+    monkeypatch.chdir(tmp_path)
+    cell = next(study(rounds=2, populations=[8], seeds=1)[0].cells())
+    write_episode(cell, cell_path(cell))
+    assert verified_summary(cell_path(cell), digest(cell)) is not None
+    messages = side_path(cell_path(cell), "messages")
+    write_atomic(pa.table({"step": [0]}), messages)  # a whole Parquet file, but not the one written
+    assert verified_summary(cell_path(cell), digest(cell)) is None

@@ -288,19 +288,25 @@ def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], popula
 def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
     """Every job block of one study, in a stable order (tasks, then methods, then populations)."""
     study = config["studies"][study_name]
+    seed_blocks: dict[str, dict[int, list[int]]] = {}  # method -> aligned seed ranges of its jobs
+    for method_name in study["methods"]:
+        per_job = config["methods"][method_name]["seeds_per_job"]
+        by_block = seed_blocks.setdefault(method_name, {})
+        for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
+            by_block.setdefault(seed // per_job, []).append(seed)
+    methods: dict[tuple[str, str], dict[str, Any]] = {}  # (method, suite) -> resolved: files read once
     blocks = []
     for task_name in study["tasks"]:
         task = resolved_task(config, task_name, base)
+        suite = task_suite(task["kind"])
         populations = task_sizes(config["tasks"][task_name], task["params"], study.get("populations")) or []
         for method_name in study["methods"]:
-            method = resolved_method(config, method_name, task_suite(task["kind"]), base)
+            if (method_name, suite) not in methods:
+                methods[(method_name, suite)] = resolved_method(config, method_name, suite, base)
             per_job = config["methods"][method_name]["seeds_per_job"]
-            by_block: dict[int, list[int]] = {}
-            for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
-                by_block.setdefault(seed // per_job, []).append(seed)
             for population in populations:
-                shared = shared_part(study_name, task, method, population)
-                for index, members in sorted(by_block.items()):
+                shared = shared_part(study_name, task, methods[(method_name, suite)], population)
+                for index, members in sorted(seed_blocks[method_name].items()):
                     blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
     return blocks
 

@@ -340,13 +340,14 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         for task_name in study["tasks"]:
             if task_name not in resolved:
                 continue
-            task, params = config["tasks"][task_name], resolved[task_name]
-            hooks = task_kind(task["kind"]).hooks
-            sizes = task_sizes(task, params, study.get("populations"))
+            params = resolved[task_name]
+            hooks = task_kind(config["tasks"][task_name]["kind"]).hooks
+            fixed = hooks.fixed_size(params)
+            sizes = [fixed] if fixed is not None else study.get("populations")
             if sizes is None:
                 yield f"{where}.populations: required, task {task_name!r} takes its size from it"
                 continue
-            if hooks.fixed_size(params) is None:
+            if fixed is None:
                 for i, n in enumerate(sizes):
                     for problem in hooks.population_problems(params, n):
                         yield f"{where}.populations[{i}]: {problem} (task {task_name!r})"

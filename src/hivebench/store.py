@@ -36,12 +36,6 @@ def file_digest(path: str | Path) -> str:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
-def side_tables(path: str | Path) -> dict[str, str]:
-    """The side tables a cell file names in its metadata, {name: sha256}; {} when it names none."""
-    metadata = pq.read_schema(path).metadata or {}
-    return json.loads(metadata.get(TABLES_KEY, b"{}"))
-
-
 def temp_files(path: str | Path) -> list[Path]:
     """The temporary files that writes of `path` left behind."""
     path = Path(path)
@@ -95,11 +89,17 @@ def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
     """The summary in an episode file's metadata if the file is for this exact cell, else None
     (missing, stale or unreadable). Reads the footer only."""
     try:
-        metadata = pq.read_schema(path).metadata or {}
-        if metadata.get(HASH_KEY, b"").decode() != cell_hash:
-            return None
-        return json.loads(metadata[SUMMARY_KEY])
-    except (OSError, pa.ArrowException, KeyError, ValueError):
+        return _summary_of(pq.read_schema(path).metadata, cell_hash)
+    except (OSError, pa.ArrowException):
+        return None
+
+
+def _summary_of(metadata: dict[bytes, bytes] | None, cell_hash: str) -> dict[str, Any] | None:
+    """The summary in a cell file's metadata if it is for this exact cell, else None."""
+    metadata = metadata or {}
+    try:
+        return json.loads(metadata[SUMMARY_KEY]) if metadata.get(HASH_KEY, b"").decode() == cell_hash else None
+    except (KeyError, ValueError):
         return None
 
 
@@ -111,13 +111,13 @@ def read_verified(path: str | Path) -> pa.Table:
 
 def verified_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
     """`stored_summary`, for a file that also reads back whole and whose side tables are the ones it
-    was written with: what a job block may keep."""
-    summary = stored_summary(path, cell_hash)
-    if summary is None:
-        return None
+    was written with: what a job block may keep. The file is read once."""
     try:
-        read_verified(path)
-        for name, sha256 in side_tables(path).items():
+        metadata = read_verified(path).schema.metadata or {}
+        summary = _summary_of(metadata, cell_hash)
+        if summary is None:
+            return None
+        for name, sha256 in json.loads(metadata.get(TABLES_KEY, b"{}")).items():
             if file_digest(side_path(path, name)) != sha256:
                 return None
     except (OSError, pa.ArrowException, ValueError):

@@ -30,9 +30,13 @@ def options(problem: str, graph: Instance, agent: int) -> list[str]:
     raise ValueError(f"unknown AgentsNet problem {problem!r}")
 
 
-def score(problem: str, graph: Instance, answers: Sequence[str | None]) -> float:
-    """The per-instance score in [0, 1]."""
-    valid = [a is not None and a in options(problem, graph, v) for v, a in enumerate(answers)]
+def valid(problem: str, graph: Instance, answers: Sequence[str | None]) -> list[bool]:
+    """Per agent: whether its answer is one of its options."""
+    return [a is not None and a in options(problem, graph, v) for v, a in enumerate(answers)]
+
+
+def score(problem: str, graph: Instance, answers: Sequence[str | None], valid: list[bool]) -> float:
+    """The per-instance score in [0, 1]; `valid` from `valid()`."""
     u, v = graph.edges[:, 0], graph.edges[:, 1]
     if problem == "coloring":
         if not all(valid):

@@ -117,8 +117,8 @@ class NetTask:
             "answer": pa.array(answers, pa.string()),
         }
         messages = self.medium.table()
-        score = problems.score(self.problem, self.graph, self.answers)
-        options = [set(problems.options(self.problem, self.graph, v)) for v in range(n)]
+        valid = problems.valid(self.problem, self.graph, self.answers)
+        score = problems.score(self.problem, self.graph, self.answers, valid)
         summary = {
             "problem": self.problem,
             "family": self.params["family"],
@@ -128,7 +128,7 @@ class NetTask:
             "diameter": self.graph.diameter,
             "max_degree": self.graph.max_degree,
             "edges": len(self.graph.edges),
-            "valid_answers": sum(a in o for a, o in zip(self.answers, options)),
+            "valid_answers": sum(valid),
             "messages": messages.num_rows,
             "message_chars": int(pc.sum(messages.column("size")).as_py() or 0),
             "truncated_messages": self.medium.truncated,

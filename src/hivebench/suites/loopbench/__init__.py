@@ -27,7 +27,9 @@ class ColoringHooks(TaskHooks):
         return {**params, "graph": graph.as_param()}
 
     def fixed_size(self, params: dict[str, Any]) -> int | None:
-        return graph_of(params).fixed_size
+        # nodes are 0..n-1 in a resolved edge list: no GraphSpec (and no copy of the edges) needed
+        graph = params["graph"]
+        return None if graph == "cycle" else 1 + max(max(edge) for edge in graph)
 
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
         """A fixed graph's conf_best: at most its number of edges, and the exact optimum where the
@@ -53,7 +55,7 @@ class ColoringHooks(TaskHooks):
                 yield f"conf_best: {given} is wrong: the optimum is {exact} (leave conf_best out to use it)"
 
     def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
-        if graph_of(params).fixed_size is not None:
+        if params["graph"] != "cycle":  # a fixed graph runs at its own size
             return
         if n < 3:
             yield f"a cycle needs at least 3 nodes, got {n}"
