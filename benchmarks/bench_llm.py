@@ -47,7 +47,7 @@ def round_requests(model: str, backend: str, sample_base: int, **extra: str) -> 
     )  # fmt: skip
     cell = next(study_blocks(config, "s", Path("."))[0].cells())
     task = ColoringTask(cell["task"]["params"], 11)
-    task.reset(0)
+    task.reset([0])
     for t in range(7):
         task.step((task.observe().colors + (t % 2)) % 2)
     with tempfile.TemporaryDirectory() as scratch:

@@ -12,7 +12,7 @@ from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.engine.media import NeighbourMessages, Outbox
 from hivebench.suites.agentsnet import problems
-from hivebench.suites.agentsnet.graphs import graph_from_edges, instance
+from hivebench.suites.agentsnet.graphs import Block, graph_from_edges, instance
 from hivebench.suites.agentsnet.names import NAMES
 
 FAMILIES = ("watts_strogatz", "barabasi_albert", "delaunay")
@@ -45,42 +45,52 @@ def test_the_papers_rounds_rule(problem, n, diameter, rounds):
     assert problems.paper_rounds(problem, n, diameter) == rounds
 
 
-@pytest.mark.parametrize(
-    ("problem", "graph", "answers", "score"),
-    [
-        ("coloring", PATH4, ["Group 1", "Group 2", "Group 1", "Group 2"], 1.0),
-        ("coloring", PATH4, ["Group 1", "Group 1", "Group 2", "Group 1"], 2 / 3),
-        ("coloring", PATH4, ["Group 1", "Group 2", None, "Group 2"], 0.0),  # an invalid answer voids it
-        ("coloring", PATH4, ["Group 1", "Group 2", "Group 4", "Group 2"], 0.0),  # only Δ + 1 = 3 groups
-        ("vertex_cover", STAR, ["Yes", "No", "No", "No"], 1.0),
-        ("vertex_cover", STAR, ["No", "No", "No", "No"], 0.0),  # nobody says yes: 0, not a division by zero
-        ("vertex_cover", TRIANGLE, ["Yes", "Yes", "Yes"], 0.0),  # complete, but no coordinator is needed
-        ("vertex_cover", STAR, ["No", "Yes", "Yes", "No"], 2 / 3),  # covers 2 of 3 edges; both needed
-        ("matching", PATH4, ["Bob", "Ann", "Di", "Cy"], 1.0),
-        ("matching", PATH4, ["Bob", "Ann", "None", "None"], 0.5),  # adjacent Nones break maximality
-        ("matching", PATH4, ["Bob", "Cy", "None", "Cy"], 0.25),  # only Cy (None, no None beside it) is consistent
-        ("matching", STAR, ["A", "Hub", "None", None], 0.75),  # an invalid answer fails only its agent
-        ("leader_election", PATH4, ["No", "Yes", "No", "No"], 1.0),
-        ("leader_election", PATH4, ["No", "Yes", "Yes", "No"], 0.0),
-        ("leader_election", PATH4, ["No", "Yes", "No", None], 0.0),
-        ("consensus", PATH4, ["1", "1", "1", "1"], 1.0),
-        ("consensus", PATH4, ["1", "0", "1", "1"], 0.0),
-        ("consensus", PATH4, ["1", "1", "yes", "1"], 0.0),
-    ],
-)
+HAND_MADE = [
+    ("coloring", PATH4, ["Group 1", "Group 2", "Group 1", "Group 2"], 1.0),
+    ("coloring", PATH4, ["Group 1", "Group 1", "Group 2", "Group 1"], 2 / 3),
+    ("coloring", PATH4, ["Group 1", "Group 2", None, "Group 2"], 0.0),  # an invalid answer voids it
+    ("coloring", PATH4, ["Group 1", "Group 2", "Group 4", "Group 2"], 0.0),  # only Δ + 1 = 3 groups
+    ("vertex_cover", STAR, ["Yes", "No", "No", "No"], 1.0),
+    ("vertex_cover", STAR, ["No", "No", "No", "No"], 0.0),  # nobody says yes: 0, not a division by zero
+    ("vertex_cover", TRIANGLE, ["Yes", "Yes", "Yes"], 0.0),  # complete, but no coordinator is needed
+    ("vertex_cover", STAR, ["No", "Yes", "Yes", "No"], 2 / 3),  # covers 2 of 3 edges; both needed
+    ("matching", PATH4, ["Bob", "Ann", "Di", "Cy"], 1.0),
+    ("matching", PATH4, ["Bob", "Ann", "None", "None"], 0.5),  # adjacent Nones break maximality
+    ("matching", PATH4, ["Bob", "Cy", "None", "Cy"], 0.25),  # only Cy (None, no None beside it) is consistent
+    ("matching", STAR, ["A", "Hub", "None", None], 0.75),  # an invalid answer fails only its agent
+    ("leader_election", PATH4, ["No", "Yes", "No", "No"], 1.0),
+    ("leader_election", PATH4, ["No", "Yes", "Yes", "No"], 0.0),
+    ("leader_election", PATH4, ["No", "Yes", "No", None], 0.0),
+    ("consensus", PATH4, ["1", "1", "1", "1"], 1.0),
+    ("consensus", PATH4, ["1", "0", "1", "1"], 0.0),
+    ("consensus", PATH4, ["1", "1", "yes", "1"], 0.0),
+]
+
+
+@pytest.mark.parametrize(("problem", "graph", "answers", "score"), HAND_MADE)
 def test_scores_on_hand_made_answers(problem, graph, answers, score):
-    assert problems.score(problem, graph, answers, problems.valid(problem, graph, answers)) == pytest.approx(score)
+    scores, valid = problems.scores(problem, Block((graph,)), pa.array(answers, pa.string()))
+    assert scores.tolist() == pytest.approx([score])
+    assert valid.tolist() == [a is not None and a in problems.options(problem, graph, v) for v, a in enumerate(answers)]
+
+
+@pytest.mark.parametrize("problem", problems.PROBLEMS)
+def test_a_block_scores_each_episode_as_alone(problem):
+    cases = [(g, a, score) for p, g, a, score in HAND_MADE if p == problem and g.n == 4]
+    block = Block(tuple(g for g, _, _ in cases))
+    scores, _ = problems.scores(problem, block, pa.array([x for _, a, _ in cases for x in a], pa.string()))
+    assert len(cases) > 1 and scores.tolist() == pytest.approx([score for _, _, score in cases])
 
 
 def test_messages_go_to_neighbours_only_and_are_cut_to_the_cap():
-    medium = NeighbourMessages(PATH4.indptr, PATH4.indices, max_chars=5)
+    medium = NeighbourMessages(PATH4.indptr, PATH4.indices, max_chars=5, last_round=[3])
     delivered = medium.send(0, Outbox(np.array([0, 1]), np.array([1, 2]), pa.array(["hello world", "hi"])))
-    assert delivered.texts().to_pylist() == ["hello", "hi"] and medium.truncated == 1
+    assert delivered.texts().to_pylist() == ["hello", "hi"] and medium.truncated.tolist() == [1]
     with pytest.raises(ValueError, match="agent 0 sent a message to 2, not a neighbour"):
         medium.send(1, Outbox(np.array([0]), np.array([2]), pa.array(["x"])))
     with pytest.raises(ValueError, match="two messages to one neighbour"):
         medium.send(1, Outbox(np.array([0, 0]), np.array([1, 1]), pa.array(["x", "y"])))
-    table = medium.table()
+    table = medium.records()[0][0]
     assert table.column_names == ["step", "sender", "receiver", "size", "text"]
     assert table.to_pylist()[0] == {"step": 0, "sender": 0, "receiver": 1, "size": 5, "text": "hello"}
 
@@ -110,7 +120,7 @@ def test_flooding_solves_leader_election_and_consensus_at_the_papers_rounds():
 def test_an_episode_records_every_message_and_every_answer():
     block = study(rounds=3, populations=[8], seeds=1, methods=("distributed",))[0]
     record = play(next(block.cells()))
-    messages = record.tables["messages"].to_pylist()
+    messages = record.table("messages").to_pylist()
     assert {m["step"] for m in messages} == {0, 1, 2}  # rounds 0..R-1 send, round R answers
     assert all(m["size"] == len(m["text"]) > 0 for m in messages)
     assert record.summary["messages"] == len(messages) == 3 * 2 * record.summary["edges"]

@@ -10,6 +10,7 @@ from hivebench.suites.loopbench.baselines import (
     SoftColorerCFP,
     SoftColorerFP,
 )
+from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask, exact_conf_best
 from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_edges
 
@@ -27,6 +28,7 @@ def task_at(colors: np.ndarray, graph, num_colors: int) -> ColoringTask:
     if num_colors ** len(colors) > BRUTE_FORCE_LIMIT:
         params["conf_best"] = 0  # too large to search; these tests never score the run
     task = ColoringTask(params, len(colors))
+    task.reset([0])
     task.trajectory[0] = colors
     return task
 
@@ -34,13 +36,13 @@ def task_at(colors: np.ndarray, graph, num_colors: int) -> ColoringTask:
 @pytest.mark.parametrize("n", [3, 5, 7, 9, 11, 21, 51])
 def test_greedy_oscillates_forever_from_the_symmetric_start_on_every_odd_cycle(n):
     task = ColoringTask({**PARAMS, "steps": 60}, n)
-    task.reset(0)
-    method = GreedyColorer({}, np.random.default_rng(0))
+    task.reset([0])
+    method = GreedyColorer({}, Streams([0], "policy"))
     while not task.done:
         task.step(method.decide(task.observe()))
     # all nodes flip together: the state alternates all-0 / all-1 and every edge always conflicts
     assert (task.trajectory == (np.arange(61) % 2)[:, None]).all()
-    assert task.metrics()["conflicts"] == [n] * 61
+    assert task.record()[0].summary["conflicts"] == [n] * 61
 
 
 def test_cfp_never_increases_a_nodes_own_conflicts_against_the_state_it_saw():
@@ -50,7 +52,7 @@ def test_cfp_never_increases_a_nodes_own_conflicts_against_the_state_it_saw():
         graph = random_graph(rng, n, 2 * n)
         task = task_at(rng.integers(c, size=n), graph, c)
         views = task.observe()
-        method = SoftColorerCFP({"p": float(rng.random())}, np.random.default_rng(trial))
+        method = SoftColorerCFP({"p": float(rng.random())}, Streams([trial], "policy"))
         new = method.decide(views)
         before = views.neighbor_counts[np.arange(n), views.colors]
         after = views.neighbor_counts[np.arange(n), new]
@@ -65,10 +67,10 @@ def test_fp_active_nodes_take_a_least_conflicted_colour():
     n, c = 40, 3
     task = task_at(rng.integers(c, size=n), random_graph(rng, n, 80), c)
     views = task.observe()
-    everyone = SoftColorerFP({"p": 1.0}, np.random.default_rng(3)).decide(views)
+    everyone = SoftColorerFP({"p": 1.0}, Streams([3], "policy")).decide(views)
     counts = views.neighbor_counts
     assert (counts[np.arange(n), everyone] == counts.min(axis=1)).all()
-    nobody = SoftColorerFP({"p": 0.0}, np.random.default_rng(3)).decide(views)
+    nobody = SoftColorerFP({"p": 0.0}, Streams([3], "policy")).decide(views)
     assert (nobody == views.colors).all()
 
 
@@ -76,10 +78,10 @@ def test_fp_breaks_ties_at_random_and_cfp_keeps_a_tied_colour():
     # On C4 coloured 0,0,1,1 every node has one conflict either way: a tie.
     task = task_at(np.array([0, 0, 1, 1]), [list(e) for e in cycle_edges(4)], 2)
     views = task.observe()
-    fp = SoftColorerFP({"p": 1.0}, np.random.default_rng(4))
+    fp = SoftColorerFP({"p": 1.0}, Streams([4], "policy"))
     draws = np.array([fp.decide(views) for _ in range(200)])
     assert set(np.unique(draws)) == {0, 1}  # both colours are taken
-    cfp = SoftColorerCFP({"p": 1.0}, np.random.default_rng(4))
+    cfp = SoftColorerCFP({"p": 1.0}, Streams([4], "policy"))
     assert (cfp.decide(views) == views.colors).all()
 
 
@@ -91,13 +93,13 @@ def test_conservative_random_moves_only_nodes_in_conflict():
     calm = views.own_conflicts == 0
     assert calm.any() and (~calm).any()
     for seed in range(20):
-        new = ConservativeRandomColorer({}, np.random.default_rng(seed)).decide(views)
+        new = ConservativeRandomColorer({}, Streams([seed], "policy")).decide(views)
         assert (new[calm] == views.colors[calm]).all()
 
 
 def test_random_draws_every_colour_uniformly():
     task = task_at(np.zeros(10, dtype=int), [list(e) for e in cycle_edges(10)], 3)
-    method = RandomColorer({}, np.random.default_rng(6))
+    method = RandomColorer({}, Streams([6], "policy"))
     draws = np.concatenate([method.decide(task.observe()) for _ in range(3000)])
     assert np.allclose(np.bincount(draws, minlength=3) / len(draws), 1 / 3, atol=0.01)
 

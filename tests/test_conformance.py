@@ -1,5 +1,6 @@
 """What every registered suite must do on the one engine (in the style of PettingZoo's api and seed
-tests): the same cell gives the same episode, the per-agent table has one row per (state, agent),
+tests): the same cell gives the same episode, alone or played in lockstep with other seeds of its job
+block, the per-agent table has one row per (state, agent),
 side tables are the ones the task kind declares, methods serve only the suites they declare, and a
 study spanning every suite runs through the real workflow. A new suite adds its example here."""
 
@@ -15,7 +16,7 @@ import pytest
 from conftest import write_config
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
-from hivebench.engine.loop import play
+from hivebench.engine.loop import play, play_block
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from test_workflow import planned_jobs, snakemake
 
@@ -47,7 +48,7 @@ def same(a, b) -> bool:
     return (
         pa.table(a.agents).equals(pa.table(b.agents))
         and json.dumps(a.summary, sort_keys=True) == json.dumps(b.summary, sort_keys=True)  # NaN equals NaN here
-        and a.tables.keys() == b.tables.keys() and all(a.tables[k].equals(b.tables[k]) for k in a.tables)
+        and a.tables.keys() == b.tables.keys() and all(a.table(k).equals(b.table(k)) for k in a.tables)
     )  # fmt: skip
 
 
@@ -55,6 +56,13 @@ def same(a, b) -> bool:
 def test_the_same_cell_gives_the_same_episode(suite, kind):
     cell = cells(suite, kind)[0]
     assert same(play(copy.deepcopy(cell)), play(copy.deepcopy(cell)))
+
+
+@pytest.mark.parametrize(("suite", "kind"), CLASSICAL)
+def test_a_cell_gives_the_same_episode_alone_and_in_lockstep_with_its_block(suite, kind):
+    block = cells(suite, kind, seeds=5)
+    together = play_block(copy.deepcopy(block))
+    assert len(together) == 5 and all(same(play(cell), record) for cell, record in zip(block, together))
 
 
 @pytest.mark.parametrize("suite", list(SUITE_OBJECTS))
@@ -68,7 +76,7 @@ def test_the_seed_reaches_the_random_streams(suite):
 def test_the_record_has_one_row_per_state_and_agent_and_the_declared_tables(suite, kind):
     cell = cells(suite, kind, seeds=1)[0]
     task = task_kind(cell["task"]["kind"]).load()(cell["task"]["params"], cell["population"])
-    task.reset(cell["seed"])
+    task.reset([cell["seed"]])
     record = play(cell)
     frame = pa.table(record.agents).to_pandas()
     n = cell["population"]

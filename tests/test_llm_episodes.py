@@ -61,7 +61,7 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp):
 
 def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     task = ColoringTask({"graph": "cycle", "colors": 2, "steps": 6, "init": "same", "metric_window": "from_initial"}, 5)
-    task.reset(0)
+    task.reset([0])
     for colors in ([1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0]):
         task.step(colors)
     views = task.observe()

@@ -53,7 +53,7 @@ def test_a_scripted_agentsnet_episode_sends_its_messages_and_answers(tmp_path, m
     answers = [{"answer": "1", "notes": "agreed"}] * 4
     lines(tmp_path / "replies.jsonl", round0 + answers)
     record = play(only_cell(tmp_path, task, {"kind": "llm", "backend": "scripted", "model": "replies.jsonl"}, 4))
-    messages = record.tables["messages"].to_pylist()
+    messages = record.table("messages").to_pylist()
     assert [(m["sender"], m["receiver"], m["text"]) for m in messages] == [(v, (v + 1) % 4, f"hi from {names[v]}") for v in range(4)]
     assert record.summary["score"] == 1.0 and record.summary["valid"] == 8
 

@@ -58,7 +58,7 @@ def token_counter(params: dict[str, Any]) -> tuple[Callable[[list[dict[str, str]
 def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> tuple[int, int]:
     """(calls, input tokens) of one episode of a block's cells, as the method's policy estimates them."""
     task = task_kind(shared["task"]["kind"]).load()(shared["task"]["params"], shared["population"])
-    task.reset(0)
+    task.reset([0])
     policy = METHODS[shared["method"]["kind"]].impl(shared["suite"]).load()
     view = load(SUITE_OBJECTS[shared["suite"]].text_view)()
     return policy.estimate_episode(task, view, shared["method"]["params"], count)

@@ -22,6 +22,7 @@ from hivebench.models import ChatRequest, Message, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider, Decision
 from hivebench.models.open import backend_for
+from hivebench.seeding import Streams
 
 log = logging.getLogger("hivebench.llm")
 
@@ -84,7 +85,7 @@ def initial_notes(spec: dict[str, Any] | None, n: int) -> list[str]:
 class LLMAgent:
     """Decides a round by asking the model once per agent, all agents in one batch."""
 
-    def __init__(self, params: dict[str, Any], rng: np.random.Generator, cache_path: str | Path, view: TextView):
+    def __init__(self, params: dict[str, Any], rng: Streams, cache_path: str | Path, view: TextView):
         self.rng = rng
         self.view = view
         self.window = history_window(params)
@@ -101,7 +102,7 @@ class LLMAgent:
         n = self.view.agents(observation)
         if not self.notes:
             self.notes.append(initial_notes(self.initial, n))
-        samples = self.rng.integers(0, 2**31 - 1, size=n)  # one draw per agent per round, whatever the cache holds
+        samples = self.rng.integers(0, 2**31 - 1, (n,))  # one draw per agent per round, whatever the cache holds
         return [
             ChatRequest(
                 self.chat(observation, v),

@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from jsonschema import Draft202012Validator
 
 from hivebench.agents.llm import TextView, decision_schema
+from hivebench.seeding import Streams
 
 
 def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
@@ -35,7 +35,7 @@ def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
 
 
 class ReplayAgent:
-    def __init__(self, params: dict[str, Any], rng: np.random.Generator, view: TextView):
+    def __init__(self, params: dict[str, Any], rng: Streams, view: TextView):
         self.view = view
         self.script = read_script(params["file"])
         self.counts = {"replayed": 0, "missing": 0, "invalid": 0}

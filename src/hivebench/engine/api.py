@@ -8,7 +8,7 @@ may know lives in the observation batch, never in a global object handed to a po
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 import pyarrow as pa
 
@@ -21,20 +21,31 @@ class EpisodeRecord:
 
     agents: dict[str, Any]  # column name -> values (numpy or pyarrow arrays)
     summary: dict[str, Any]
-    tables: dict[str, pa.Table] = field(default_factory=dict)
+    # name -> the table, or a function that builds it when it is read (a block's messages stay
+    # compact arrays until a cell is written)
+    tables: dict[str, pa.Table | Callable[[], pa.Table]] = field(default_factory=dict)
+
+    def table(self, name: str) -> pa.Table:
+        table = self.tables[name]
+        return table if isinstance(table, pa.Table) else table()
 
 
 class Task(Protocol):
-    """One episode of a suite's task with n agents."""
+    """The episodes of a job block of one suite's task, played in lockstep. `reset(seeds)` lays one
+    episode per seed side by side: agent v of episode s is agent s * n + v of the block, and its graph
+    is the disjoint union of the episodes' graphs. A round's observation batch and actions cover every
+    agent of the block; an episode's numbers depend on its own seed alone, never on its block."""
 
-    n: int
-    horizon: int  # decision rounds in the episode
+    n: int  # agents per episode
+    horizon: int  # decision rounds of the block's longest episode
 
-    def reset(self, seed: int) -> None:
-        """Start an episode; every random draw comes from a named stream of `seed` (hivebench.seeding)."""
+    def reset(self, seeds: Sequence[int]) -> None:
+        """Start one episode per seed; every random draw comes from a named stream of its seed
+        (hivebench.seeding)."""
 
     @property
-    def done(self) -> bool: ...
+    def done(self) -> bool:
+        """Every episode of the block has ended."""
 
     def observe(self) -> Any:
         """Every agent's local view of the current state, as one batch (with `step`, the decision
@@ -43,11 +54,14 @@ class Task(Protocol):
     def step(self, actions: Any) -> None:
         """Apply every agent's action at once."""
 
-    def record(self) -> EpisodeRecord: ...
+    def record(self) -> list[EpisodeRecord]:
+        """One record per seed, in the order of `reset`."""
 
 
 class Policy(Protocol):
-    """Maps one round's batch of observations to one batch of actions. It may add per-(state, agent)
-    columns (`columns()`, state 0 included) and summary fields (`summary()`) to the record."""
+    """Maps one round's batch of observations to one batch of actions, for every episode of a block;
+    built with the block's `Streams` (one random stream per episode). A policy that plays one episode
+    at a time (`MethodImpl.lockstep` false) may add per-(state, agent) columns (`columns()`, state 0
+    included) and summary fields (`summary()`) to the record."""
 
     def decide(self, observation: Any) -> Any: ...

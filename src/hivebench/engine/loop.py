@@ -12,7 +12,7 @@ from hivebench import __version__
 from hivebench.cells import calls_path, canonical_json, cell_files, cell_path, digest, make_cell, path_fields, side_path, split_spec
 from hivebench.engine.api import EpisodeRecord
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
-from hivebench.seeding import stream
+from hivebench.seeding import Streams
 from hivebench.store import (
     CELL_KEY, HASH_KEY, SUMMARY_KEY, TABLES_KEY, VERSION_KEY,
     file_digest, reap_temps, verified_summary, write_atomic,
@@ -20,50 +20,69 @@ from hivebench.store import (
 from hivebench.suite import load
 
 
-def make_policy(cell: dict[str, Any]) -> Any:
-    """The cell's method as it runs the cell's suite, with its own random stream; a method that calls
+def make_policy(cells: list[dict[str, Any]]) -> Any:
+    """The cells' method as it runs their suite, with one random stream per cell; a method that calls
     models also gets the cell's response cache, one that reads text the suite's text view."""
-    impl = METHODS[cell["method"]["kind"]].impl(cell["suite"])
+    first = cells[0]
+    impl = METHODS[first["method"]["kind"]].impl(first["suite"])
+    if len(cells) > 1 and not impl.lockstep:
+        raise ValueError(f"method kind {first['method']['kind']!r} plays one episode at a time, not a block of {len(cells)}")
     extra: dict[str, Any] = {}
     if impl.calls_models:
-        extra["cache_path"] = calls_path(cell)
+        extra["cache_path"] = calls_path(first)
     if impl.reads_text:
-        extra["view"] = load(SUITE_OBJECTS[cell["suite"]].text_view)()
-    return impl.load()(cell["method"]["params"], stream(cell["seed"], "policy"), **extra)
+        extra["view"] = load(SUITE_OBJECTS[first["suite"]].text_view)()
+    return impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
+
+
+def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
+    """Play cells that differ only in their seed to the end, in lockstep: each round, observe every
+    agent of every episode, decide for all at once, apply. One record per cell."""
+    first = cells[0]
+    task = task_kind(first["task"]["kind"]).load()(first["task"]["params"], first["population"])
+    task.reset([cell["seed"] for cell in cells])
+    policy = make_policy(cells)
+    while not task.done:
+        task.step(policy.decide(task.observe()))
+    records = task.record()
+    if len(cells) == 1:
+        records[0].agents.update(policy.columns() if hasattr(policy, "columns") else {})
+        records[0].summary.update(policy.summary() if hasattr(policy, "summary") else {})
+    return records
 
 
 def play(cell: dict[str, Any]) -> EpisodeRecord:
-    """Play one cell to the end: observe, decide for every agent at once, apply, until the horizon."""
-    task = task_kind(cell["task"]["kind"]).load()(cell["task"]["params"], cell["population"])
-    task.reset(cell["seed"])
-    policy = make_policy(cell)
-    while not task.done:
-        task.step(policy.decide(task.observe()))
-    record = task.record()
-    record.agents.update(policy.columns() if hasattr(policy, "columns") else {})
-    record.summary.update(policy.summary() if hasattr(policy, "summary") else {})
-    return record
+    """Play one cell to the end."""
+    return play_block([cell])[0]
 
 
 def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
     """Play one cell; its per-agent table and its summary."""
     record = play(cell)
-    return pa.table(record.agents), record.summary
+    return stored(pa.table(record.agents)), record.summary
 
 
-def write_episode(cell: dict[str, Any], path: str | Path) -> dict[str, Any]:
-    """Run a cell and write its Parquet, with the resolved cell and summary in the file metadata.
+def stored(table: pa.Table) -> pa.Table:
+    """A record's table as the store holds it: dictionary-encoded columns (texts a block shares, such
+    as names or classical messages) written out as their values."""
+    fields = [pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
+def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord | None = None) -> dict[str, Any]:
+    """Write a cell's Parquet (playing it unless its `record` is given), with the resolved cell and
+    summary in the file metadata.
 
     Side tables go first, each to its own file beside `path`; the per-agent file goes last and holds
     their content hashes, so a cell is there (and whole) exactly when that file is."""
-    record = play(cell)
+    record = record or play(cell)
     hashes = {}
-    for name, table in record.tables.items():
+    for name in record.tables:
         side = side_path(path, name)
-        write_atomic(table, side)
+        write_atomic(stored(record.table(name)), side)
         hashes[name] = file_digest(side)
     write_atomic(
-        pa.table(record.agents),
+        stored(pa.table(record.agents)),
         path,
         {
             CELL_KEY: canonical_json(cell).encode(),
@@ -91,14 +110,14 @@ def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
     for cell in cells:  # what killed runs of this block left, also beside cells that are kept
         for path in cell_files(cell):
             reap_temps(path)
-    rows, computed = [], 0
-    for cell in cells:
-        cell_hash = digest(cell)
-        path = cell_path(cell)
-        summary = verified_summary(path, cell_hash)
-        if summary is None:
-            summary = write_episode(cell, path)
-            computed += 1
-        rows.append(summary_row(cell, cell_hash, summary))
+    summaries = {seed: verified_summary(cell_path(cell), digest(cell)) for seed, cell in zip(seeds, cells)}
+    missing = [cell for cell in cells if summaries[cell["seed"]] is None]
+    impl = METHODS[shared["method"]["kind"]].impl(shared["suite"])
+    # A lockstep method plays the missing cells together; any other one cell at a time, each written
+    # as soon as it ends (a killed job keeps them).
+    for group in [missing] if impl.lockstep and missing else [[cell] for cell in missing]:
+        for cell, record in zip(group, play_block(group)):
+            summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)
+    rows = [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
     write_atomic(pa.Table.from_pylist(rows), summary_path)
-    return computed
+    return len(missing)

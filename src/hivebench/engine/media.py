@@ -5,36 +5,52 @@ Named neighbour messages (AgentsNet): in each round every agent may send one mes
 neighbours, by name; messages sent in round t are delivered at the start of round t + 1. A message
 longer than the size cap is cut to it (and counted).
 
-An outbox holds one round's messages as parallel arrays. Its content is text; a classical policy may
-send numbers instead (`payload`, one row per message) with a function that writes each as its text,
-so the algorithm reads numbers while the record and the size cap see the same messages as text.
+An outbox holds one round's messages as parallel arrays. Its content is text. A classical policy
+sends numbers instead (`payload`, what its algorithm reads), each with its text as a code into a
+fixed list of texts (`dictionary`), so the record and the size cap see the same messages as text
+without writing each one out.
+
+A job block plays its episodes side by side (agent v of episode s is agent s * n + v): the medium
+keeps each episode's messages apart and drops those an episode's agents send after its last round.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from functools import cached_property, partial
+from typing import Callable, Sequence
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-MESSAGE_COLUMNS = ("step", "sender", "receiver", "size", "text")
+MESSAGE_SCHEMA = pa.schema(
+    [("step", pa.int32()), ("sender", pa.int32()), ("receiver", pa.int32()), ("size", pa.int32()), ("text", pa.string())]
+)
 
 
 @dataclass(frozen=True)
 class Outbox:
     sender: np.ndarray  # (m,) agent indices
     receiver: np.ndarray  # (m,)
-    text: pa.StringArray | None = None  # (m,) the messages, or None when `payload` carries them
+    text: pa.StringArray | None = None  # (m,) the messages, or None when `codes` carry them
     payload: np.ndarray | None = None  # (m, ...) numeric content of a classical policy's messages
-    render: Callable[[np.ndarray], pa.StringArray] | None = None  # payload -> its text
+    codes: np.ndarray | None = None  # (m,) each message's text as an index into `dictionary`
+    dictionary: pa.StringArray | None = None
 
     def texts(self) -> pa.StringArray:
         if self.text is not None:
             return self.text
-        assert self.render is not None and self.payload is not None
-        return self.render(self.payload)
+        assert self.codes is not None and self.dictionary is not None
+        return self.dictionary.take(pa.array(self.codes))
+
+    def take(self, rows: np.ndarray) -> Outbox:
+        return Outbox(
+            self.sender[rows], self.receiver[rows],
+            None if self.text is None else self.text.take(pa.array(rows)),
+            None if self.payload is None else self.payload[rows],
+            None if self.codes is None else self.codes[rows], self.dictionary,
+        )  # fmt: skip
 
     @staticmethod
     def empty() -> Outbox:
@@ -43,38 +59,55 @@ class Outbox:
 
 
 class NeighbourMessages:
-    """One message per (sender, neighbour) per round, at most `max_chars` characters each."""
+    """One message per (sender, neighbour) per round, at most `max_chars` characters each, among the
+    episodes of a block (`last_round[s]`: the last round in which episode s sends)."""
 
-    def __init__(self, indptr: np.ndarray, indices: np.ndarray, max_chars: int):
-        self.n = len(indptr) - 1
+    def __init__(self, indptr: np.ndarray, indices: np.ndarray, max_chars: int, last_round: Sequence[int]):
+        self.agents = len(indptr) - 1
+        self.last_round = np.asarray(last_round)
+        self.n = self.agents // len(self.last_round)  # agents per episode
         self.max_chars = max_chars
-        self.src = np.repeat(np.arange(self.n), np.diff(indptr))
+        self.indptr = indptr
+        self.src = np.repeat(np.arange(self.agents), np.diff(indptr))
         self.dst = indices
-        # Every directed edge as one integer key, sorted: membership by binary search.
-        self.edge_keys = np.sort(self.src * self.n + indices)
         self.sent: list[tuple[int, Outbox]] = []
-        self.truncated = 0
+        self.whole: tuple[np.ndarray, np.ndarray] | None = None  # the arrays of a whole-adjacency outbox, once checked
+        self.truncated = np.zeros(len(self.last_round), dtype=np.int64)
 
     def send(self, step: int, outbox: Outbox) -> Outbox:
         """Check and record one round's messages; return them as they will be delivered."""
         if not self._every_edge_once(outbox):
             self._check(step, outbox)
+            live = step <= self.last_round[outbox.sender // self.n]
+            if not live.all():
+                outbox = outbox.take(np.flatnonzero(live))
         if outbox.text is not None:
             lengths = pc.utf8_length(outbox.text).to_numpy(zero_copy_only=False)
             long = lengths > self.max_chars
             if long.any():
-                self.truncated += int(long.sum())
+                self.truncated += np.bincount(outbox.sender[long] // self.n, minlength=len(self.truncated))
                 outbox = Outbox(outbox.sender, outbox.receiver, pc.utf8_slice_codeunits(outbox.text, 0, self.max_chars))
         self.sent.append((step, outbox))
         return outbox
 
     def _every_edge_once(self, outbox: Outbox) -> bool:
         """An outbox laid over the adjacency itself, one message per directed edge (as classical
-        policies send): valid without a search."""
-        return np.array_equal(outbox.sender, self.src) and np.array_equal(outbox.receiver, self.dst)
+        policies send, every round with the same arrays): valid without a search; an ended episode's
+        part is left out of its record."""
+        if self.whole is not None and outbox.sender is self.whole[0] and outbox.receiver is self.whole[1]:
+            return True
+        if np.array_equal(outbox.sender, self.src) and np.array_equal(outbox.receiver, self.dst):
+            self.whole = (outbox.sender, outbox.receiver)
+            return True
+        return False
+
+    @cached_property
+    def edge_keys(self) -> np.ndarray:
+        """Every directed edge as one integer key, sorted: membership by binary search."""
+        return np.sort(self.src * self.agents + self.dst)
 
     def _check(self, step: int, outbox: Outbox) -> None:
-        keys = outbox.sender.astype(np.int64) * self.n + outbox.receiver
+        keys = outbox.sender.astype(np.int64) * self.agents + outbox.receiver
         found = np.searchsorted(self.edge_keys, keys)
         adjacent = (found < len(self.edge_keys)) & (self.edge_keys[np.minimum(found, len(self.edge_keys) - 1)] == keys)
         if not adjacent.all():
@@ -83,25 +116,84 @@ class NeighbourMessages:
         if len(np.unique(keys)) != len(keys):
             raise ValueError(f"round {step}: an agent sent two messages to one neighbour")
 
-    def table(self) -> pa.Table:
-        """Every message of the episode: the round it was sent in, sender, receiver, size, text. A
-        classical policy's messages are written as text here, and checked against the cap."""
-        if not self.sent:
-            return pa.table({name: pa.array([], t) for name, t in zip(MESSAGE_COLUMNS, [pa.int32()] * 4 + [pa.string()])})
-        steps = np.concatenate([np.full(len(o.sender), step, dtype=np.int32) for step, o in self.sent])
-        outboxes = [o for _, o in self.sent]
-        if all(o.text is None and o.render is outboxes[0].render for o in outboxes):
-            # a classical policy's rounds, rendered in one pass
-            text = outboxes[0].render(np.concatenate([o.payload for o in outboxes]))
-        else:
-            text = pa.concat_arrays([o.texts() for o in outboxes])
+    def counts(self, rounds: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rounds, agents) messages each agent sent and received in each round, as recorded."""
+        sent = np.zeros((rounds, self.agents), dtype=np.int32)
+        received = np.zeros((rounds, self.agents), dtype=np.int32)
+        for step, outbox in self.sent:
+            if self._every_edge_once(outbox):
+                sent[step] = np.diff(self.indptr)
+                received[step] = np.diff(self.indptr)  # every agent has as many in-edges as out-edges
+            else:
+                sent[step] = np.bincount(outbox.sender, minlength=self.agents)
+                received[step] = np.bincount(outbox.receiver, minlength=self.agents)
+        live = np.arange(rounds)[:, None] <= np.repeat(self.last_round, self.n)[None, :]
+        return sent * live, received * live
+
+    def records(self) -> tuple[list[pa.Table | Callable[[], pa.Table]], np.ndarray, np.ndarray]:
+        """Per episode: the table of its every message (the round it was sent in, sender, receiver
+        in the episode's own agent indices, size, text; for a classical policy's, a function that
+        builds it when read), how many messages, and their characters. A classical policy's messages
+        are checked against the cap here."""
+        dictionary = self.sent[0][1].dictionary if self.sent else None
+        if dictionary is not None and all(self._every_edge_once(o) and o.dictionary is dictionary for _, o in self.sent):
+            coded = Coded(self, dictionary)
+            return [partial(coded.table, s) for s in range(len(self.last_round))], *coded.totals()
+        tables = [self._table(s) for s in range(len(self.last_round))]
+        chars = [pc.sum(t.column("size")).as_py() or 0 for t in tables]
+        return list(tables), np.array([t.num_rows for t in tables]), np.array(chars)
+
+    def _table(self, episode: int) -> pa.Table:
+        parts = []
+        for step, outbox in self.sent:
+            if step <= self.last_round[episode]:
+                parts.append((step, outbox.take(np.flatnonzero(outbox.sender // self.n == episode))))
+        if not parts:
+            return MESSAGE_SCHEMA.empty_table()
+        text = pa.concat_arrays([o.texts() for _, o in parts])
         size = pc.utf8_length(text)
-        if outboxes[0].text is None and len(text) and pc.max(size).as_py() > self.max_chars:
+        if parts[0][1].text is None and len(text) and pc.max(size).as_py() > self.max_chars:
             raise ValueError(f"a classical message is longer than the cap of {self.max_chars} characters")
+        base = episode * self.n
         return pa.table({
-            "step": steps,
-            "sender": np.concatenate([o.sender for o in outboxes]).astype(np.int32),
-            "receiver": np.concatenate([o.receiver for o in outboxes]).astype(np.int32),
+            "step": np.concatenate([np.full(len(o.sender), step, dtype=np.int32) for step, o in parts]),
+            "sender": (np.concatenate([o.sender for _, o in parts]) - base).astype(np.int32),
+            "receiver": (np.concatenate([o.receiver for _, o in parts]) - base).astype(np.int32),
             "size": size.cast(pa.int32()),
             "text": text,
         })  # fmt: skip
+
+
+class Coded:
+    """A classical policy's rounds of a block: every directed edge carried one message per round, as
+    a code into one dictionary of texts, so an episode's messages are its block of edges in each of
+    its rounds."""
+
+    def __init__(self, medium: NeighbourMessages, dictionary: pa.StringArray):
+        self.medium = medium
+        self.dictionary = dictionary
+        self.codes = np.stack([o.codes for _, o in medium.sent])  # (rounds, edges)
+        self.sizes = pc.utf8_length(dictionary).to_numpy(zero_copy_only=False).astype(np.int32)[self.codes]
+        if self.sizes.max() > medium.max_chars:
+            raise ValueError(f"a classical message is longer than the cap of {medium.max_chars} characters")
+
+    def table(self, episode: int) -> pa.Table:
+        m = self.medium
+        lo, hi = m.indptr[episode * m.n], m.indptr[(episode + 1) * m.n]
+        rounds, edges = m.last_round[episode] + 1, hi - lo
+        own = self.codes[:rounds, lo:hi].ravel().astype(np.int32)
+        return pa.table([
+            np.repeat(np.arange(rounds, dtype=np.int32), edges),
+            np.tile((m.src[lo:hi] - episode * m.n).astype(np.int32), rounds),
+            np.tile((m.dst[lo:hi] - episode * m.n).astype(np.int32), rounds),
+            self.sizes[:rounds, lo:hi].ravel(),
+            pa.DictionaryArray.from_arrays(pa.array(own), self.dictionary),
+        ], names=MESSAGE_SCHEMA.names)  # fmt: skip
+
+    def totals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per episode, how many messages its agents sent and their characters."""
+        m = self.medium
+        edge_episode = m.src // m.n
+        live = np.arange(len(self.codes))[:, None] <= m.last_round[edge_episode][None, :]
+        chars = np.bincount(edge_episode, weights=(self.sizes * live).sum(axis=0), minlength=len(m.last_round))
+        return np.bincount(edge_episode, weights=live.sum(axis=0), minlength=len(m.last_round)).astype(int), chars.astype(int)

@@ -33,8 +33,8 @@ SUITE = Suite(
     name="agentsnet",
     tasks={"agentsnet": TaskKind(f"{PACKAGE}.task:NetTask", version=1, hooks=NetHooks(), tables=("messages",))},
     methods={
-        "distributed": MethodImpl(f"{PACKAGE}.baselines:DistributedAlgorithm", version=1),
-        "random": MethodImpl(f"{PACKAGE}.baselines:RandomAnswers", version=1),
+        "distributed": MethodImpl(f"{PACKAGE}.baselines:DistributedAlgorithm", version=2),
+        "random": MethodImpl(f"{PACKAGE}.baselines:RandomAnswers", version=2),
     },
     metrics=(Metric("score"), Metric("solved")),
     schema="suites/agentsnet/schema.yaml",

@@ -10,10 +10,11 @@ instance seed, so a family's graphs do not shift when the naming changes, and ba
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 import networkx as nx
 import numpy as np
+import pyarrow as pa
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial import Delaunay
@@ -24,7 +25,7 @@ from hivebench.suites.agentsnet.names import name_pool
 WS_K, WS_P, BA_M = 4, 0.4, 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one object per (family, n, seed) (`instance` caches): compared by identity
 class Instance:
     n: int
     edges: np.ndarray  # (m, 2) undirected, u < v, sorted
@@ -37,12 +38,70 @@ class Instance:
     def degrees(self) -> np.ndarray:
         return np.diff(self.indptr)
 
-    @property
+    @cached_property
     def max_degree(self) -> int:
         return int(self.degrees.max())
 
     def neighbours(self, v: int) -> np.ndarray:
         return self.indices[self.indptr[v] : self.indptr[v + 1]]
+
+    @cached_property
+    def name_array(self) -> pa.StringArray:
+        return pa.array(self.names, pa.string())
+
+
+@dataclass(frozen=True)
+class Block:
+    """A job block's instances side by side: agent v of episode s is agent s * n + v of the block,
+    whose graph is the disjoint union of the episodes' graphs (CSR, like an instance's)."""
+
+    graphs: tuple[Instance, ...]
+
+    @cached_property
+    def n(self) -> int:
+        """Agents per episode."""
+        return self.graphs[0].n
+
+    @cached_property
+    def agents(self) -> int:
+        return self.n * len(self.graphs)
+
+    @cached_property
+    def indptr(self) -> np.ndarray:
+        offsets = np.cumsum([0] + [g.indptr[-1] for g in self.graphs])
+        return np.concatenate([[0]] + [g.indptr[1:] + offsets[s] for s, g in enumerate(self.graphs)])
+
+    @cached_property
+    def indices(self) -> np.ndarray:
+        return np.concatenate([g.indices + s * self.n for s, g in enumerate(self.graphs)])
+
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for g in self.graphs for name in g.names)
+
+    @cached_property
+    def degrees(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    @cached_property
+    def edges(self) -> np.ndarray:
+        """(m, 2) every episode's undirected edges, in block indices, episode by episode."""
+        return np.concatenate([g.edges + s * self.n for s, g in enumerate(self.graphs)])
+
+    @cached_property
+    def edge_counts(self) -> np.ndarray:
+        return np.array([len(g.edges) for g in self.graphs])
+
+    def per_episode(self, values: np.ndarray, agents: np.ndarray | None = None) -> np.ndarray:
+        """Per episode, the sum of `values` over its agents (or over items owned by `agents`)."""
+        owner = np.arange(self.agents) if agents is None else agents
+        return np.bincount(owner // self.n, weights=values, minlength=len(self.graphs))
+
+    def neighbours(self, agent: int) -> np.ndarray:
+        return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
+
+    def graph(self, agent: int) -> Instance:
+        return self.graphs[agent // self.n]
 
 
 def family_edges(family: str, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -4,11 +4,16 @@ synchronous rounds, then each gives a final answer to the instance's problem.
 Decision rounds 0..R: in rounds 0..R-1 every agent sends its messages (delivered at the start of the
 next round); in round R, having read the last delivery, every agent answers. That is R deliveries and
 R + 1 decisions per agent, as in the reference code.
+
+A job block plays its episodes side by side on the union of their graphs (`Block`). Each keeps its
+own instance and R: an episode whose round R has passed has ended, and what its agents still do is
+neither delivered nor recorded.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache, cached_property
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,37 +23,51 @@ import pyarrow.compute as pc
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.media import NeighbourMessages, Outbox
 from hivebench.suites.agentsnet import problems
-from hivebench.suites.agentsnet.graphs import Instance, instance
+from hivebench.suites.agentsnet.graphs import Block, Instance, instance
 
 
 @dataclass(frozen=True)
 class NetViews:
-    """One round's local views of all agents. Agent v may know: its name `graph.names[v]`, its
-    neighbours and their names (`graph.neighbours(v)`), n, R, its answer options, the messages
-    delivered to it (`inbox` rows with receiver v) and its own earlier rounds (`sent`). The graph
-    beyond its neighbours is there for the record, not for the agent."""
+    """One round's local views of every agent of a block. Agent v may know: its name
+    `block.names[v]`, its neighbours and their names (`block.neighbours(v)`), n, its episode's R, its
+    answer options, the messages delivered to it (`inbox` rows with receiver v) and its own earlier
+    rounds (`sent`). The graph beyond its neighbours is there for the record, not for the agent."""
 
-    step: int  # decision round, 0..R
-    horizon: int  # R + 1 decisions
-    rounds: int  # R message rounds
+    step: int  # decision round, 0..R of the block's longest episode
+    rounds: np.ndarray  # (episodes,) R, the message rounds of each episode
     problem: str
     message_chars: int  # the size cap of one message
-    graph: Instance
+    block: Block
     inbox: Outbox  # delivered at the start of this round (sent in round step - 1)
     sent: tuple[Outbox, ...]  # every earlier round's messages, as delivered
 
     @property
-    def final(self) -> bool:
-        return self.step == self.rounds
+    def horizon(self) -> int:
+        """Decision rounds of the block's longest episode."""
+        return int(self.rounds.max()) + 1
+
+    @cached_property
+    def agent_rounds(self) -> np.ndarray:
+        """(agents,) R of each agent's episode."""
+        return np.repeat(self.rounds, self.block.n)
+
+    @property
+    def answering(self) -> np.ndarray:
+        """(agents,) whose episode asks for answers this round (its round R); the agents before it
+        send messages, those after it have ended (their actions are ignored)."""
+        return self.agent_rounds == self.step
+
+    def final(self, agent: int) -> bool:
+        return self.step >= self.rounds[agent // self.block.n]
 
     def options(self, agent: int) -> list[str]:
-        return problems.options(self.problem, self.graph, agent)
+        return problems.options(self.problem, self.block.graph(agent), agent % self.block.n)
 
 
 @dataclass(frozen=True)
 class NetActions:
-    """One round's actions: messages in rounds 0..R-1, every agent's answer (None: no valid answer)
-    in round R."""
+    """One round's actions of a block's agents: messages from the agents still sending, and answers
+    (None: no valid answer), read from the agents whose episode is in its round R."""
 
     outbox: Outbox | None = None
     answers: Sequence[str | None] | None = None
@@ -66,71 +85,88 @@ class NetTask:
         self.n = population
         self.t = 0
 
-    def reset(self, seed: int) -> None:
-        self.graph = instance(self.params["family"], self.n, instance_seed(self.params, seed))
+    def reset(self, seeds: Sequence[int]) -> None:
+        self.block = Block(tuple(instance(self.params["family"], self.n, instance_seed(self.params, s)) for s in seeds))
         rounds = self.params["rounds"]
-        self.rounds = problems.paper_rounds(self.problem, self.n, self.graph.diameter) if rounds == "paper" else rounds
-        self.medium = NeighbourMessages(self.graph.indptr, self.graph.indices, self.params["message_chars"])
+        self.rounds = np.array([
+            problems.paper_rounds(self.problem, self.n, g.diameter) if rounds == "paper" else rounds
+            for g in self.block.graphs
+        ])  # fmt: skip
+        self.medium = NeighbourMessages(self.block.indptr, self.block.indices, self.params["message_chars"], self.rounds - 1)
         self.sent: list[Outbox] = []
-        self.answers: list[str | None] = [None] * self.n
+        self.answers = np.full(self.block.agents, None, dtype=object)
         self.t = 0
 
     @property
     def horizon(self) -> int:
-        return self.rounds + 1
+        return int(self.rounds.max()) + 1
 
     @property
     def done(self) -> bool:
-        return self.t > self.rounds
+        return self.t >= self.horizon
 
     def observe(self) -> NetViews:
         inbox = self.sent[-1] if self.sent else Outbox.empty()
-        return NetViews(self.t, self.horizon, self.rounds, self.problem, self.params["message_chars"], self.graph, inbox, tuple(self.sent))
+        return NetViews(self.t, self.rounds, self.problem, self.params["message_chars"], self.block, inbox, tuple(self.sent))
 
     def step(self, actions: NetActions) -> None:
-        if self.t < self.rounds:
+        answering = np.flatnonzero(np.repeat(self.rounds, self.n) == self.t)
+        if self.t < self.rounds.max():
             if actions.outbox is None:
-                raise ValueError(f"round {self.t}: expected messages (answers come in round {self.rounds})")
+                raise ValueError(f"round {self.t}: expected messages")
             self.sent.append(self.medium.send(self.t, actions.outbox))
-        else:
-            if actions.answers is None or len(actions.answers) != self.n:
-                raise ValueError(f"round {self.t}: expected {self.n} answers")
-            self.answers = list(actions.answers)
+        if len(answering):
+            if actions.answers is None or len(actions.answers) != self.block.agents:
+                raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")
+            given = np.asarray(actions.answers, dtype=object)
+            self.answers[answering] = given[answering]
         self.t += 1
 
-    def record(self) -> EpisodeRecord:
-        """Per (state, agent): messages sent and received in the round that led to it, and the answer
-        (state R + 1); one row per message in the `messages` table; score and solved flag."""
-        states, n = self.horizon + 1, self.n
-        sent = np.zeros((states, n), dtype=np.int32)
-        received = np.zeros((states, n), dtype=np.int32)
-        for t, outbox in enumerate(self.sent):
-            sent[t + 1] = np.bincount(outbox.sender, minlength=n)
-            received[t + 1] = np.bincount(outbox.receiver, minlength=n)
-        answers: list[str | None] = [None] * (n * (states - 1)) + self.answers
-        agents = {
-            "step": np.repeat(np.arange(states, dtype=np.int32), n),
-            "agent": np.tile(np.arange(n, dtype=np.int32), states),
-            "name": pa.array(list(self.graph.names) * states, pa.string()),
-            "sent": sent.ravel(),
-            "received": received.ravel(),
-            "answer": pa.array(answers, pa.string()),
-        }
-        messages = self.medium.table()
-        valid = problems.valid(self.problem, self.graph, self.answers)
-        score = problems.score(self.problem, self.graph, self.answers, valid)
-        summary = {
-            "problem": self.problem,
-            "family": self.params["family"],
-            "score": score,
-            "solved": float(score == 1.0),
-            "rounds": self.rounds,
-            "diameter": self.graph.diameter,
-            "max_degree": self.graph.max_degree,
-            "edges": len(self.graph.edges),
-            "valid_answers": sum(valid),
-            "messages": messages.num_rows,
-            "message_chars": int(pc.sum(messages.column("size")).as_py() or 0),
-            "truncated_messages": self.medium.truncated,
-        }
-        return EpisodeRecord(agents, summary, {"messages": messages})
+    def record(self) -> list[EpisodeRecord]:
+        """Per episode and (state, agent): messages sent and received in the round that led to it,
+        and the answer (state R + 1); one row per message in the `messages` table; score and solved
+        flag."""
+        # state t + 1 holds round t's counts: state 0 and each episode's answer state hold none
+        counts = np.zeros((2, self.horizon + 1, self.block.agents), dtype=np.int32)
+        counts[0, 1:], counts[1, 1:] = self.medium.counts(self.horizon)
+        tables, messages, chars = self.medium.records()
+        answers = pa.array(self.answers, pa.string(), from_pandas=False)
+        scores, valid = problems.scores(self.problem, self.block, answers)
+        valid_answers = self.block.per_episode(valid)
+        n = self.n
+        records = []
+        for s, (graph, rounds) in enumerate(zip(self.block.graphs, self.rounds)):
+            own, states = slice(s * n, (s + 1) * n), rounds + 2
+            step, agent = state_agent(n, states)
+            agents = {
+                "step": step,
+                "agent": agent,
+                "name": pa.DictionaryArray.from_arrays(agent, graph.name_array),
+                "sent": counts[0, :states, own].ravel(),
+                "received": counts[1, :states, own].ravel(),
+                "answer": pa.concat_arrays([pa.nulls(n * (states - 1), pa.string()), answers[s * n : (s + 1) * n]]),
+            }
+            summary = {
+                "problem": self.problem,
+                "family": self.params["family"],
+                "score": float(scores[s]),
+                "solved": float(scores[s] == 1.0),
+                "rounds": int(rounds),
+                "diameter": graph.diameter,
+                "max_degree": graph.max_degree,
+                "edges": len(graph.edges),
+                "valid_answers": int(valid_answers[s]),
+                "messages": int(messages[s]),
+                "message_chars": int(chars[s]),
+                "truncated_messages": int(self.medium.truncated[s]),
+            }
+            records.append(EpisodeRecord(agents, summary, {"messages": tables[s]}))
+        return records
+
+
+@cache
+def state_agent(n: int, states: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step and agent columns of an episode's per-agent table (state-major); read-only."""
+    step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
+    step.flags.writeable = agent.flags.writeable = False
+    return step, agent

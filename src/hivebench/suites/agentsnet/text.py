@@ -56,37 +56,37 @@ def inbox_lines(views: NetViews, outbox: Outbox, agent: int) -> list[str]:
     """The messages `outbox` delivered to `agent`, as `Name: text` lines."""
     mine = np.flatnonzero(outbox.receiver == agent)
     texts = outbox.texts()
-    return [f"  {views.graph.names[outbox.sender[i]]}: {texts[int(i)].as_py()}" for i in mine]
+    return [f"  {views.block.names[outbox.sender[i]]}: {texts[int(i)].as_py()}" for i in mine]
 
 
 def sent_lines(views: NetViews, outbox: Outbox, agent: int) -> list[str]:
     mine = np.flatnonzero(outbox.sender == agent)
     texts = outbox.texts()
-    return [f"  to {views.graph.names[outbox.receiver[i]]}: {texts[int(i)].as_py()}" for i in mine]
+    return [f"  to {views.block.names[outbox.receiver[i]]}: {texts[int(i)].as_py()}" for i in mine]
 
 
 class NetView:
     """The LLM agent's reading of AgentsNet observations (see hivebench.agents.llm.TextView)."""
 
     def agents(self, views: NetViews) -> int:
-        return views.graph.n
+        return views.block.agents
 
     def reply_schema(self, views: NetViews, agent: int) -> dict[str, Any]:
         """Its own options, or messages to its own neighbours by name, each within the size cap."""
-        if views.final:
+        if views.final(agent):
             return {"answer": {"enum": views.options(agent)}}
-        names = [views.graph.names[u] for u in views.graph.neighbours(agent)]
+        names = [views.block.names[u] for u in views.block.neighbours(agent)]
         text = {"type": "string", "maxLength": views.message_chars}
         return {"messages": {"type": "object", "properties": dict.fromkeys(names, text), "additionalProperties": False}}
 
     def messages(self, views: NetViews, agent: int, notes: str, window: int | None, chars: int) -> tuple[Message, ...]:
-        graph = views.graph
+        block, rounds = views.block, int(views.agent_rounds[agent])
         short, long = TASKS[views.problem]
         system = SYSTEM.format(
-            name=graph.names[agent], n=graph.n, neighbours=", ".join(graph.names[u] for u in graph.neighbours(agent)),
-            short=short, rounds=views.rounds, chars=views.message_chars, long=long.format(k=graph.max_degree + 1),
+            name=block.names[agent], n=block.n, neighbours=", ".join(block.names[u] for u in block.neighbours(agent)),
+            short=short, rounds=rounds, chars=views.message_chars, long=long.format(k=block.graph(agent).max_degree + 1),
         )  # fmt: skip
-        lines = [f"Round {views.step + 1} of {views.horizon}."]
+        lines = [f"Round {views.step + 1} of {rounds + 1}."]
         first = 0 if window is None else max(0, views.step - window)
         history = []
         for t in range(first, views.step):
@@ -98,11 +98,11 @@ class NetView:
         received = inbox_lines(views, views.inbox, agent)
         lines += ["Messages from your neighbours this round:", *(received or ["  none"])]
         lines += ["Your notes from last round:", notes if notes else "(none yet)", ""]
-        if views.final:
+        if views.final(agent):
             options = ", ".join(repr(o) for o in views.options(agent))
             lines.append(f'Message passing is over. Reply with only a JSON object: {{"answer": <one of {options}>, "notes": "<at most {chars} characters>"}}')
         else:
-            left = views.rounds - views.step
+            left = rounds - views.step
             lines.append(
                 f"{left} round{'s' if left > 1 else ''} of messages left, this one included. Reply with only a JSON object: "
                 f'{{"messages": {{"<neighbour name>": "<message>", ...}}, "notes": "<at most {chars} characters>"}}'
@@ -110,13 +110,14 @@ class NetView:
         return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)})
 
     def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:
-        if views.final:
-            return NetActions(answers=[None if r is None else r["answer"] for r in replies])
-        index = {name: v for v, name in enumerate(views.graph.names)}
+        """Messages from the agents still sending, answers from those in their episode's round R."""
+        answers = [None if r is None or not views.final(v) else r["answer"] for v, r in enumerate(replies)]
         sender, receiver, texts = [], [], []
         for v, reply in enumerate(replies):
+            index = {views.block.names[u]: u for u in views.block.neighbours(v)}
             for name, text in (reply or {}).get("messages", {}).items():
                 sender.append(v)
                 receiver.append(index[name])
                 texts.append(text)
-        return NetActions(outbox=Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), pa.array(texts, pa.string())))
+        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), pa.array(texts, pa.string()))
+        return NetActions(outbox=outbox, answers=answers if views.answering.any() else None)

@@ -1,4 +1,4 @@
-"""Classical LoopBench baselines, vectorised over agents.
+"""Classical LoopBench baselines, vectorised over the agents of every episode of a block.
 
 Every rule draws the same amount of randomness each round whatever the state, so a cell's random
 stream is consumed identically across runs. Decisions see only the pre-update state (synchronous).
@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.seeding import uniform_among
+from hivebench.seeding import Streams, uniform_among
 from hivebench.suites.loopbench.task import ColoringViews
 
 
@@ -23,11 +23,11 @@ def least_conflicted(views: ColoringViews) -> np.ndarray:
 class RandomColorer:
     """Every node picks a uniformly random colour every step."""
 
-    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+    def __init__(self, params: dict[str, Any], rng: Streams):
         self.rng = rng
 
     def decide(self, views: ColoringViews) -> np.ndarray:
-        return self.rng.integers(views.num_colors, size=len(views.colors))
+        return self.rng.integers(0, views.num_colors, (len(views.colors),))
 
 
 class ConservativeRandomColorer(RandomColorer):
@@ -42,12 +42,12 @@ class SoftColorerFP:
     """Each node activates with probability p; an active node takes a least-conflicted colour,
     ties broken uniformly at random (its own colour among the candidates)."""
 
-    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+    def __init__(self, params: dict[str, Any], rng: Streams):
         self.p = float(params["p"])
         self.rng = rng
 
     def activated(self, views: ColoringViews) -> np.ndarray:
-        return self.rng.random(len(views.colors)) < self.p
+        return self.rng.random((len(views.colors),)) < self.p
 
     def decide(self, views: ColoringViews) -> np.ndarray:
         active = self.activated(views)
@@ -71,7 +71,7 @@ class GreedyColorer:
     """Deterministic synchronous best response: keep the colour if it is least-conflicted, else take
     the lowest-numbered least-conflicted colour. From a symmetric start every node moves in lockstep."""
 
-    def __init__(self, params: dict[str, Any], rng: np.random.Generator):
+    def __init__(self, params: dict[str, Any], rng: Streams):
         pass
 
     def decide(self, views: ColoringViews) -> np.ndarray:

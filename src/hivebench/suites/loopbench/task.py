@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from hivebench.engine.api import EpisodeRecord
-from hivebench.seeding import stream
+from hivebench.seeding import Streams
 from hivebench.suites.loopbench import scoring
 from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
 
 
 @dataclass(frozen=True)
 class ColoringViews:
-    """One round's local views of all agents, as arrays (row v is agent v's view).
+    """One round's local views of all agents of a block, as arrays (row v is agent v's view; a block
+    of S episodes has S * n agents on the disjoint union of their graphs).
 
     Agent v may know: its id v, its colour, its neighbours' colours (through `neighbor_counts`, or
     `neighbors_of(v)` with `colors`), and its own history (`history[:, v]` and its neighbours' columns).
@@ -27,7 +28,7 @@ class ColoringViews:
     num_colors: int
     colors: np.ndarray  # (n,) each agent's current colour
     neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
-    history: np.ndarray  # (step, n) the colours of earlier states 0..step-1
+    history: np.ndarray  # (step, S * n) the colours of earlier states 0..step-1
     indptr: np.ndarray  # CSR adjacency: neighbours of v are indices[indptr[v]:indptr[v + 1]]
     indices: np.ndarray
 
@@ -61,7 +62,8 @@ def _exact_conf_best(edge_list: tuple[tuple[int, int], ...], n: int, colors: int
 
 
 class ColoringTask:
-    """State: every node's colour. All agents see the same pre-update state; `step` applies all at once."""
+    """State: every node's colour. All agents see the same pre-update state; `step` applies all at once.
+    A block's episodes share the graph and the horizon; the block plays S copies of it side by side."""
 
     def __init__(self, params: dict[str, Any], population: int):
         graph = params["graph"]
@@ -74,13 +76,6 @@ class ColoringTask:
         self.window = params["metric_window"]
         self.cycle = graph == "cycle"
         self.conf_best = self._conf_best(params, self.cycle)
-        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
-        src = np.concatenate([self.edges[:, 0], self.edges[:, 1]])
-        dst = np.concatenate([self.edges[:, 1], self.edges[:, 0]])
-        order = np.lexsort((dst, src))
-        self._src, self._dst = src[order], dst[order]
-        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.n))])
-        self.trajectory = np.zeros((self.steps + 1, self.n), dtype=np.int64)
         self.t = 0
 
     def _conf_best(self, params: dict[str, Any], cycle: bool) -> int:
@@ -102,11 +97,19 @@ class ColoringTask:
     def horizon(self) -> int:
         return self.steps
 
-    def reset(self, seed: int) -> None:
-        if self.init == "same":
-            self.trajectory[0] = 0
-        else:
-            self.trajectory[0] = stream(seed, "init").integers(self.num_colors, size=self.n)
+    def reset(self, seeds: Sequence[int]) -> None:
+        self.seeds = list(seeds)
+        block = (self.edges[None] + (np.arange(len(seeds)) * self.n)[:, None, None]).reshape(-1, 2)
+        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
+        src = np.concatenate([block[:, 0], block[:, 1]])
+        dst = np.concatenate([block[:, 1], block[:, 0]])
+        order = np.lexsort((dst, src))
+        self._src, self._dst = src[order], dst[order]
+        self.agents = self.n * len(seeds)
+        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.agents))])
+        self.trajectory = np.zeros((self.steps + 1, self.agents), dtype=np.int64)
+        if self.init != "same":
+            self.trajectory[0] = Streams(seeds, "init").integers(0, self.num_colors, (self.agents,))
         self.t = 0
 
     @property
@@ -115,7 +118,7 @@ class ColoringTask:
 
     def neighbor_counts(self, colors: np.ndarray) -> np.ndarray:
         keys = self._src * self.num_colors + colors[self._dst]
-        return np.bincount(keys, minlength=self.n * self.num_colors).reshape(self.n, self.num_colors)
+        return np.bincount(keys, minlength=self.agents * self.num_colors).reshape(self.agents, self.num_colors)
 
     def observe(self) -> ColoringViews:
         # Read-only views, not copies: rows 0..t are never written again.
@@ -134,37 +137,43 @@ class ColoringTask:
 
     def step(self, decisions: np.ndarray) -> None:
         decisions = np.asarray(decisions)
-        if decisions.shape != (self.n,) or decisions.min() < 0 or decisions.max() >= self.num_colors:
-            raise ValueError(f"step {self.t}: expected {self.n} colours in 0..{self.num_colors - 1}")
+        if decisions.shape != (self.agents,) or decisions.min() < 0 or decisions.max() >= self.num_colors:
+            raise ValueError(f"step {self.t}: expected {self.agents} colours in 0..{self.num_colors - 1}")
         self.t += 1
         self.trajectory[self.t] = decisions
 
     def agent_conflicts(self) -> np.ndarray:
-        """(T + 1, n): how many of each agent's edges conflict at each state."""
+        """(T + 1, S * n): how many of each agent's edges conflict at each state."""
         same = self.trajectory[:, self._src] == self.trajectory[:, self._dst]
         # _src is sorted and every node has an edge, so node v's entries are indptr[v]:indptr[v+1].
         return np.add.reduceat(same, self.indptr[:-1], axis=1)
 
-    def record(self) -> EpisodeRecord:
-        """Per (state, agent): colour, conflicting edges, whether the colour changed; the metrics."""
-        states, n = self.trajectory.shape
+    def record(self) -> list[EpisodeRecord]:
+        """Per episode and (state, agent): colour, conflicting edges, whether the colour changed; the
+        metrics."""
+        states, n = self.steps + 1, self.n
         changed = np.zeros_like(self.trajectory, dtype=bool)
         changed[1:] = self.trajectory[1:] != self.trajectory[:-1]
-        agents = {
-            "step": np.repeat(np.arange(states, dtype=np.int32), n),
-            "agent": np.tile(np.arange(n, dtype=np.int32), states),
-            "color": self.trajectory.ravel().astype(np.int16),
-            "conflicts": self.agent_conflicts().ravel().astype(np.int16),
-            "changed": changed.ravel(),
-        }
+        conflicts = self.agent_conflicts()
+        step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
         # The column reports group by: C5 for a 5-cycle; a fixed graph is labelled by its task's name.
-        label = f"C{self.n}" if self.cycle else None
-        return EpisodeRecord(agents, {"graph": label, **self.metrics()})
+        label = f"C{n}" if self.cycle else None
+        records = []
+        for s in range(len(self.seeds)):
+            own = slice(s * n, (s + 1) * n)
+            agents = {
+                "step": step,
+                "agent": agent,
+                "color": self.trajectory[:, own].ravel().astype(np.int16),
+                "conflicts": conflicts[:, own].ravel().astype(np.int16),
+                "changed": changed[:, own].ravel(),
+            }
+            records.append(EpisodeRecord(agents, {"graph": label, **self.metrics(self.trajectory[:, own])}))
+        return records
 
-    def metrics(self) -> dict[str, Any]:
-        conflicts = np.count_nonzero(
-            self.trajectory[:, self.edges[:, 0]] == self.trajectory[:, self.edges[:, 1]], axis=1
-        )
+    def metrics(self, trajectory: np.ndarray) -> dict[str, Any]:
+        """One episode's metrics from its (T + 1, n) colours."""
+        conflicts = np.count_nonzero(trajectory[:, self.edges[:, 0]] == trajectory[:, self.edges[:, 1]], axis=1)
         if conflicts.min() < self.conf_best:
             raise ValueError(
                 f"a state has {conflicts.min()} conflicting edges, fewer than conf_best = {self.conf_best}: "
