@@ -80,6 +80,22 @@ def test_a_block_keeps_cells_already_done_and_redoes_stale_ones(config, tmp_path
     assert len(rows) == 5 and set(rows.columns) >= {"cell_hash", "proximity", "stability", "conflicts"}
 
 
+def test_a_block_played_in_parts_gives_the_cells_it_gives_whole(config, tmp_path, monkeypatch):
+    """A lockstep job plays at most LOCKSTEP_AGENTS agents at once; how it splits changes no cell."""
+    import hivebench.engine.loop as loop
+
+    monkeypatch.chdir(tmp_path)
+    block = next(b for b in all_blocks(validate(config, "x.yaml"), Path("."))["tiny"])
+    assert run_block(block.spec(), "whole.parquet") == 5
+    whole = [pq.read_table(cell_path(cell)) for cell in block.cells()]
+    for cell in block.cells():
+        Path(cell_path(cell)).unlink()
+    monkeypatch.setattr(loop, "LOCKSTEP_AGENTS", 2 * block.shared["population"])  # groups of 2, 2, 1
+    assert run_block(block.spec(), "parts.parquet") == 5
+    assert [pq.read_table(cell_path(cell)) for cell in block.cells()] == whole
+    assert pd.read_parquet("parts.parquet").equals(pd.read_parquet("whole.parquet"))
+
+
 def test_cli_episode_from_flags_and_from_a_cell_json(config, tmp_path):
     from conftest import write_config
 

@@ -20,6 +20,10 @@ from hivebench.store import (
 from hivebench.suite import load
 
 
+# Agents of one lockstep group: bounds a job's memory (a block of large graphs is played in parts).
+LOCKSTEP_AGENTS = 100_000
+
+
 def make_policy(cells: list[dict[str, Any]]) -> Any:
     """The cells' method as it runs their suite, with one random stream per cell; a method that calls
     models also gets the cell's response cache, one that reads text the suite's text view."""
@@ -113,9 +117,10 @@ def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
     summaries = {seed: verified_summary(cell_path(cell), digest(cell)) for seed, cell in zip(seeds, cells)}
     missing = [cell for cell in cells if summaries[cell["seed"]] is None]
     impl = METHODS[shared["method"]["kind"]].impl(shared["suite"])
-    # A lockstep method plays the missing cells together; any other one cell at a time, each written
-    # as soon as it ends (a killed job keeps them).
-    for group in [missing] if impl.lockstep and missing else [[cell] for cell in missing]:
+    # A lockstep method plays the missing cells together, up to LOCKSTEP_AGENTS agents at once; any
+    # other one cell at a time. Each group's cells are written as soon as it ends (a killed job keeps them).
+    size = max(1, LOCKSTEP_AGENTS // shared["population"]) if impl.lockstep else 1
+    for group in (missing[start : start + size] for start in range(0, len(missing), size)):
         for cell, record in zip(group, play_block(group)):
             summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)
     rows = [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
