@@ -7,14 +7,17 @@ episodes (observations, the vectorised policy, the medium's checks, the per-agen
 the score): `play` one episode at a time, and `play_block` a job block of `--block` seeds in lockstep;
 the graph instance is built once for all (`instances: 1`). The last column writes each block's cells
 as `run_block` does (two Parquet files per cell), to show what a job's disk leaves of the speed-up.
+Each row runs in a fresh process, as a job does.
 Usage: python benchmarks/bench_agentsnet.py [--seconds S] [--block B]
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import random
 import tempfile
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bench_episodes import rate  # benchmarks/ is the script's folder: its first import path
@@ -80,6 +83,29 @@ def loop_vertex_cover(graph: Instance, rounds: int, seed: int) -> list[str]:
 BASELINES = {"leader_election": loop_leader_election, "vertex_cover": loop_vertex_cover}
 
 
+def measure(problem: str, n: int, seconds: float, block_size: int, tmp: str) -> tuple[str, list[float]]:
+    """One row, in a process of its own as a job is (what earlier rows left in the allocator would
+    otherwise change it)."""
+    graph = instance("watts_strogatz", n, 0)
+    rounds = paper_rounds(problem, n, graph.diameter)
+    shared = cell(problem, n)
+
+    def block(s: int) -> list[dict]:
+        return [shared | {"seed": s * block_size + k} for k in range(block_size)]
+
+    def written(s: int) -> None:
+        for c, record in zip(block(s), play_block(block(s))):
+            write_episode(c, Path(tmp) / f"s{c['seed']}.parquet", record)
+
+    figures = [
+        rate(lambda s: BASELINES[problem](graph, rounds, s), seconds),
+        rate(lambda s: play(shared | {"seed": s}), seconds),
+        block_size * rate(lambda s: play_block(block(s)), seconds),
+        block_size * rate(written, seconds),
+    ]
+    return f"{problem}, n={n}, R={rounds}", figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
@@ -87,25 +113,13 @@ def main() -> None:
     args = parser.parse_args()
     columns = ("loop", "play", "block", "block+write")
     print(f"{'AgentsNet, Watts-Strogatz, paper rounds':40s}" + "".join(f"{c:>13s}" for c in columns) + "   (episodes/s)")
-    for n in (16, 100):
-        for problem, baseline in BASELINES.items():
-            graph = instance("watts_strogatz", n, 0)
-            rounds = paper_rounds(problem, n, graph.diameter)
-            shared = cell(problem, n)
-            blocks = lambda s: [shared | {"seed": s * args.block + k} for k in range(args.block)]  # noqa: E731
-            loop = rate(lambda s: baseline(graph, rounds, s), args.seconds)
-            alone = rate(lambda s: play(shared | {"seed": s}), args.seconds)
-            together = args.block * rate(lambda s: play_block(blocks(s)), args.seconds)
-            with tempfile.TemporaryDirectory() as tmp:
-
-                def written(s: int) -> None:
-                    for c, record in zip(blocks(s), play_block(blocks(s))):
-                        write_episode(c, Path(tmp) / f"s{c['seed']}.parquet", record)
-
-                stored = args.block * rate(written, args.seconds)
-            figures = "".join(f"{x:13.0f}" for x in (loop, alone, together, stored))
-            ratios = ", ".join(f"{x / loop:.2f}x" for x in (alone, together, stored))
-            print(f"{f'{problem}, n={n}, R={rounds}':40s}{figures}   vs loop: {ratios}")
+    spawn = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(1, spawn, max_tasks_per_child=1) as pool:
+        for n in (16, 100):
+            for problem in BASELINES:
+                label, figures = pool.submit(measure, problem, n, args.seconds, args.block, tmp).result()
+                ratios = ", ".join(f"{x / figures[0]:.2f}x" for x in figures[1:])
+                print(f"{label:40s}" + "".join(f"{x:13.0f}" for x in figures) + f"   vs loop: {ratios}", flush=True)
 
 
 if __name__ == "__main__":
