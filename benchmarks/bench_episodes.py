@@ -1,7 +1,8 @@
 """Classical LoopBench episodes per second, in-process.
 
 Baseline: the same Soft Colorer FP rule written as a plain Python loop over agents (no numpy),
-measured in the same run. Usage: python benchmarks/bench_episodes.py [--seconds S]
+measured in the same run. hivebench one episode at a time (`run_episode`) and a job block of 100
+seeds in lockstep (`play_block`). Usage: python benchmarks/bench_episodes.py [--seconds S]
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from pathlib import Path
 from typing import Callable
 
 from hivebench.cells import CELL_FORMAT, make_cell
-from hivebench.engine.loop import run_episode, write_episode
+from hivebench.engine.loop import play_block, run_episode, write_episode
 
 TASK = {"name": "cycle", "kind": "coloring", "version": 1,
         "params": {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}}
 METHODS = {
     "random": {}, "conservative_random": {}, "soft_fp": {"p": 0.3}, "soft_cfp": {"p": 0.3}, "greedy": {},
 }
+
+
+BLOCK = 100  # seeds per lockstep block
 
 
 def cell(method: str, n: int, seed: int) -> dict:
@@ -65,8 +69,10 @@ def main() -> None:
     for n in (11, 101, 1001):
         loop = rate(lambda s: python_loop_fp(n, s), args.seconds)
         fp = rate(lambda s: run_episode(cell("soft_fp", n, s)), args.seconds)
+        block = BLOCK * rate(lambda s: play_block([cell("soft_fp", n, s * BLOCK + k) for k in range(BLOCK)]), args.seconds)
         print(f"{'baseline: plain-Python loop FP, C' + str(n):48s} {loop:11.0f}")
         print(f"{'hivebench soft_fp run_episode, C' + str(n):48s} {fp:11.0f}   ratio {fp / loop:.2f}x")
+        print(f"{f'hivebench soft_fp play_block of {BLOCK}, C' + str(n):48s} {block:11.0f}   ratio {block / loop:.2f}x")
     for method in METHODS:
         r = rate(lambda s: run_episode(cell(method, 11, s)), args.seconds)
         print(f"{'run_episode ' + method + ', C11':48s} {r:11.0f}")

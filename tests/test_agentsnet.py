@@ -124,8 +124,25 @@ def test_an_episode_records_every_message_and_every_answer():
     assert {m["step"] for m in messages} == {0, 1, 2}  # rounds 0..R-1 send, round R answers
     assert all(m["size"] == len(m["text"]) > 0 for m in messages)
     assert record.summary["messages"] == len(messages) == 3 * 2 * record.summary["edges"]
+    assert record.summary["message_chars"] == sum(m["size"] for m in messages)
     answers = record.agents["answer"].to_pylist()
     assert len(answers) == 5 * 8 and answers[:32] == [None] * 32 and None not in answers[32:]
+
+
+def test_episodes_of_different_lengths_play_in_one_block_as_alone():
+    """At the paper's rounds each instance has its own R: a block's episodes end at different rounds."""
+    from hivebench.engine.loop import play_block, stored
+
+    lengths = set()
+    for block in study(rounds="paper", populations=[30], seeds=8):
+        cells = list(block.cells())
+        together = play_block(cells)
+        lengths.add(len({r.summary["rounds"] for r in together}))
+        for cell, record in zip(cells, together):
+            alone = play(cell)
+            assert pa.table(alone.agents).equals(pa.table(record.agents)) and alone.summary == record.summary
+            assert stored(alone.table("messages")).equals(stored(record.table("messages")))  # as written
+    assert max(lengths) > 1  # some block did mix lengths
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 from conftest import write_config
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
-from hivebench.engine.loop import play, play_block
+from hivebench.engine.loop import play, play_block, stored
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from test_workflow import planned_jobs, snakemake
 
@@ -46,9 +46,9 @@ CLASSICAL = [(suite, kind) for suite, s in SUITE_OBJECTS.items() for kind in s.m
 
 def same(a, b) -> bool:
     return (
-        pa.table(a.agents).equals(pa.table(b.agents))
+        stored(pa.table(a.agents)).equals(stored(pa.table(b.agents)))
         and json.dumps(a.summary, sort_keys=True) == json.dumps(b.summary, sort_keys=True)  # NaN equals NaN here
-        and a.tables.keys() == b.tables.keys() and all(a.table(k).equals(b.table(k)) for k in a.tables)
+        and a.tables.keys() == b.tables.keys() and all(stored(a.table(k)).equals(stored(b.table(k))) for k in a.tables)
     )  # fmt: skip
 
 

@@ -121,14 +121,14 @@ class NeighbourMessages:
         sent = np.zeros((rounds, self.agents), dtype=np.int32)
         received = np.zeros((rounds, self.agents), dtype=np.int32)
         for step, outbox in self.sent:
-            if self._every_edge_once(outbox):
-                sent[step] = np.diff(self.indptr)
-                received[step] = np.diff(self.indptr)  # every agent has as many in-edges as out-edges
+            if self._every_edge_once(outbox):  # every agent has as many in-edges as out-edges
+                sent[step] = received[step] = np.diff(self.indptr)
             else:
                 sent[step] = np.bincount(outbox.sender, minlength=self.agents)
                 received[step] = np.bincount(outbox.receiver, minlength=self.agents)
-        live = np.arange(rounds)[:, None] <= np.repeat(self.last_round, self.n)[None, :]
-        return sent * live, received * live
+        ended = np.arange(rounds)[:, None] > np.repeat(self.last_round, self.n)[None, :]
+        sent[ended] = received[ended] = 0
+        return sent, received
 
     def records(self) -> tuple[list[pa.Table | Callable[[], pa.Table]], np.ndarray, np.ndarray]:
         """Per episode: the table of its every message (the round it was sent in, sender, receiver
@@ -193,7 +193,8 @@ class Coded:
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Per episode, how many messages its agents sent and their characters."""
         m = self.medium
-        edge_episode = m.src // m.n
-        live = np.arange(len(self.codes))[:, None] <= m.last_round[edge_episode][None, :]
-        chars = np.bincount(edge_episode, weights=(self.sizes * live).sum(axis=0), minlength=len(m.last_round))
-        return np.bincount(edge_episode, weights=live.sum(axis=0), minlength=len(m.last_round)).astype(int), chars.astype(int)
+        first_edges = m.indptr[np.arange(len(m.last_round) + 1) * m.n]  # episode s: edges first_edges[s]..[s + 1]
+        last = np.repeat(m.last_round, np.diff(first_edges))  # each edge's episode's last round
+        per_edge = np.take_along_axis(self.sizes.cumsum(axis=0), last[None, :], axis=0)[0]
+        chars = np.add.reduceat(per_edge, first_edges[:-1]) if len(per_edge) else np.zeros(len(m.last_round))
+        return (m.last_round + 1) * np.diff(first_edges), chars.astype(int)

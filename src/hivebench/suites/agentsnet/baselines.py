@@ -160,34 +160,39 @@ def _independent_set_texts(n: int) -> pa.StringArray:
 
 
 class IndependentSet:
-    """Luby's maximal independent set; vertex cover = the agents outside it. Payload: (state, priority)."""
+    """Luby's maximal independent set; vertex cover = the agents outside it. Payload: state * n +
+    priority (n agents per episode), so undecided senders are exactly the payloads below n."""
 
     def __init__(self, views: NetViews, rng: Streams):
         self.edges = Edges(views.block)
-        self.per_episode = views.block.n
+        self.per_episode = n = views.block.n
         self.rng = rng
-        self.texts = _independent_set_texts(self.per_episode)
+        self.texts = _independent_set_texts(n)
         self.state = np.zeros(views.block.agents, dtype=np.int64)
+        self.ranks = np.tile(np.arange(n), len(views.block.graphs)).reshape(-1, n)
         self.priority = self.draw()
 
     def draw(self) -> np.ndarray:
         """Distinct priorities within each episode: a random ranking of its agents."""
-        keys = self.rng.random((self.edges.n,)).reshape(-1, self.per_episode)
-        return np.argsort(np.argsort(keys, axis=1), axis=1).ravel()
+        order = np.argsort(self.rng.random((self.edges.n,)).reshape(-1, self.per_episode), axis=1)
+        priority = np.empty_like(order)
+        np.put_along_axis(priority, order, self.ranks, axis=1)
+        return priority.ravel()
 
     def act(self, views: NetViews) -> NetActions:
-        e = self.edges
+        e, n = self.edges, self.per_episode
         if views.step > 0:
             heard = e.incoming(views.inbox.payload)
+            # one reduction: a member neighbour counts above every priority, a decided-out one below
+            rival = e.row_max(np.where(heard < n, heard, np.where(heard < 2 * n, 2 * n, -1)))
             undecided = self.state == UNDECIDED
-            beside_member = e.row_any(heard[:, 0] == MEMBER)
-            rival = np.where(heard[:, 0] == UNDECIDED, heard[:, 1], -1)
-            highest = self.priority > e.row_max(rival)
+            beside_member = rival == 2 * n
+            highest = self.priority > rival
             self.state = np.where(undecided & beside_member, OUT, np.where(undecided & highest, MEMBER, self.state))
             self.priority = self.draw()
-        payload = np.stack([self.state[e.src], self.priority[e.src]], axis=1)
+        sent = (self.state * n + self.priority)[e.src]
         answers = _answers(views, lambda: np.where(self.state == MEMBER, problems.NO, problems.YES).tolist())
-        return NetActions(outbox=e.outbox(payload, payload[:, 0] * self.per_episode + payload[:, 1], self.texts), answers=answers)
+        return NetActions(outbox=e.outbox(sent, sent, self.texts), answers=answers)
 
 
 FREE, MATCHED, PROPOSE, ACCEPT = 0, 1, 2, 3
