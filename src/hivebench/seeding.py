@@ -12,7 +12,7 @@ every episode's own draw, concatenated, so an episode's numbers do not depend on
 from __future__ import annotations
 
 import hashlib
-from functools import cache
+from functools import cache, cached_property
 from typing import Sequence
 
 import numpy as np
@@ -32,10 +32,16 @@ class Streams:
     first axis among the episodes: equally by default, or by `split` (rows per episode)."""
 
     def __init__(self, seeds: Sequence[int], name: str):
-        self.generators = [stream(seed, name) for seed in seeds]
+        self.seeds = list(seeds)
+        self.name = name
+
+    @cached_property
+    def generators(self) -> list[np.random.Generator]:
+        """Made on the first draw (a policy that draws nothing never pays for them)."""
+        return [stream(seed, self.name) for seed in self.seeds]
 
     def __len__(self) -> int:
-        return len(self.generators)
+        return len(self.seeds)
 
     def _rows(self, total: int, split: Sequence[int] | None) -> Sequence[int]:
         if split is None:

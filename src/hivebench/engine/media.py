@@ -37,14 +37,20 @@ class Outbox:
     payload: np.ndarray | None = None  # (m, ...) numeric content of a classical policy's messages
     codes: np.ndarray | None = None  # (m,) each message's text as an index into `dictionary`
     dictionary: pa.StringArray | None = None
+    # `payload` and `codes` hold one entry per agent, the message it sends to each of its receivers
+    per_sender: bool = False
 
     def texts(self) -> pa.StringArray:
         if self.text is not None:
             return self.text
         assert self.codes is not None and self.dictionary is not None
-        return self.dictionary.take(pa.array(self.codes))
+        return self.dictionary.take(pa.array(self.codes[self.sender] if self.per_sender else self.codes))
 
     def take(self, rows: np.ndarray) -> Outbox:
+        if self.per_sender:
+            assert self.payload is not None and self.codes is not None
+            per_message = Outbox(self.sender, self.receiver, None, self.payload[self.sender], self.codes[self.sender], self.dictionary)
+            return per_message.take(rows)
         return Outbox(
             self.sender[rows], self.receiver[rows],
             None if self.text is None else self.text.take(pa.array(rows)),
@@ -117,26 +123,35 @@ class NeighbourMessages:
             raise ValueError(f"round {step}: an agent sent two messages to one neighbour")
 
     def counts(self, rounds: int) -> tuple[np.ndarray, np.ndarray]:
-        """(rounds, agents) messages each agent sent and received in each round, as recorded."""
+        """(episodes, rounds, n) messages each agent sent and received in each round, as recorded
+        (episode-major: one episode's rows are one contiguous block)."""
+        episodes = len(self.last_round)
+        live = (np.arange(rounds)[None, :] <= self.last_round[:, None]) & (np.arange(rounds) < len(self.sent))
+        if all(self._every_edge_once(o) for _, o in self.sent):  # as many in-edges as out-edges
+            degrees = np.diff(self.indptr).astype(np.int32).reshape(episodes, 1, self.n)
+            sent = np.where(live[:, :, None], degrees, 0)
+            return sent, sent
         sent = np.zeros((rounds, self.agents), dtype=np.int32)
         received = np.zeros((rounds, self.agents), dtype=np.int32)
         for step, outbox in self.sent:
-            if self._every_edge_once(outbox):  # every agent has as many in-edges as out-edges
-                sent[step] = received[step] = np.diff(self.indptr)
-            else:
-                sent[step] = np.bincount(outbox.sender, minlength=self.agents)
-                received[step] = np.bincount(outbox.receiver, minlength=self.agents)
-        ended = np.arange(rounds)[:, None] > np.repeat(self.last_round, self.n)[None, :]
-        sent[ended] = received[ended] = 0
-        return sent, received
+            sent[step] = np.bincount(outbox.sender, minlength=self.agents)
+            received[step] = np.bincount(outbox.receiver, minlength=self.agents)
+        shape = (rounds, episodes, self.n)
+        return (
+            sent.reshape(shape).transpose(1, 0, 2) * live[:, :, None],
+            received.reshape(shape).transpose(1, 0, 2) * live[:, :, None],
+        )
 
     def records(self) -> tuple[list[pa.Table | Callable[[], pa.Table]], np.ndarray, np.ndarray]:
         """Per episode: the table of its every message (the round it was sent in, sender, receiver
         in the episode's own agent indices, size, text; for a classical policy's, a function that
         builds it when read), how many messages, and their characters. A classical policy's messages
         are checked against the cap here."""
-        dictionary = self.sent[0][1].dictionary if self.sent else None
-        if dictionary is not None and all(self._every_edge_once(o) and o.dictionary is dictionary for _, o in self.sent):
+        first = self.sent[0][1] if self.sent else None
+        dictionary = None if first is None else first.dictionary
+        if dictionary is not None and all(
+            self._every_edge_once(o) and o.dictionary is dictionary and o.per_sender == first.per_sender for _, o in self.sent
+        ):
             coded = Coded(self, dictionary)
             return [partial(coded.table, s) for s in range(len(self.last_round))], *coded.totals()
         tables = [self._table(s) for s in range(len(self.last_round))]
@@ -167,34 +182,39 @@ class NeighbourMessages:
 class Coded:
     """A classical policy's rounds of a block: every directed edge carried one message per round, as
     a code into one dictionary of texts, so an episode's messages are its block of edges in each of
-    its rounds."""
+    its rounds. Codes are kept per edge, or per sending agent where each sent one message to all."""
 
     def __init__(self, medium: NeighbourMessages, dictionary: pa.StringArray):
-        self.medium = medium
+        self.medium = m = medium
         self.dictionary = dictionary
-        self.codes = np.stack([o.codes for _, o in medium.sent])  # (rounds, edges)
+        self.per_sender = medium.sent[0][1].per_sender
+        self.codes = np.stack([o.codes for _, o in medium.sent])  # (rounds, agents or edges)
         self.sizes = pc.utf8_length(dictionary).to_numpy(zero_copy_only=False).astype(np.int32)[self.codes]
         if self.sizes.max() > medium.max_chars:
             raise ValueError(f"a classical message is longer than the cap of {medium.max_chars} characters")
+        self.first_edges = m.indptr[np.arange(len(m.last_round) + 1) * m.n]  # episode s: edges [s]..[s + 1]
 
     def table(self, episode: int) -> pa.Table:
         m = self.medium
-        lo, hi = m.indptr[episode * m.n], m.indptr[(episode + 1) * m.n]
+        lo, hi = self.first_edges[episode], self.first_edges[episode + 1]
         rounds, edges = m.last_round[episode] + 1, hi - lo
-        own = self.codes[:rounds, lo:hi].ravel().astype(np.int32)
+        columns = m.src[lo:hi] if self.per_sender else slice(lo, hi)
+        own = self.codes[:rounds, columns].ravel().astype(np.int32)
         return pa.table([
             np.repeat(np.arange(rounds, dtype=np.int32), edges),
             np.tile((m.src[lo:hi] - episode * m.n).astype(np.int32), rounds),
             np.tile((m.dst[lo:hi] - episode * m.n).astype(np.int32), rounds),
-            self.sizes[:rounds, lo:hi].ravel(),
+            self.sizes[:rounds, columns].ravel(),
             pa.DictionaryArray.from_arrays(pa.array(own), self.dictionary),
         ], names=MESSAGE_SCHEMA.names)  # fmt: skip
 
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Per episode, how many messages its agents sent and their characters."""
-        m = self.medium
-        first_edges = m.indptr[np.arange(len(m.last_round) + 1) * m.n]  # episode s: edges first_edges[s]..[s + 1]
-        last = np.repeat(m.last_round, np.diff(first_edges))  # each edge's episode's last round
-        per_edge = np.take_along_axis(self.sizes.cumsum(axis=0), last[None, :], axis=0)[0]
-        chars = np.add.reduceat(per_edge, first_edges[:-1]) if len(per_edge) else np.zeros(len(m.last_round))
-        return (m.last_round + 1) * np.diff(first_edges), chars.astype(int)
+        m, episodes = self.medium, len(self.medium.last_round)
+        edges = np.diff(self.first_edges)
+        # each column's episode, and how many messages it stands for per round
+        owner = np.repeat(np.arange(episodes), m.n if self.per_sender else edges)
+        weight = np.diff(m.indptr) if self.per_sender else 1
+        live = np.arange(len(self.sizes))[:, None] <= m.last_round[owner][None, :]
+        chars = np.bincount(owner, weights=self.sizes.sum(axis=0, where=live, dtype=np.int64) * weight, minlength=episodes)
+        return (m.last_round + 1) * edges, chars.astype(int)

@@ -3,25 +3,28 @@ directed edges of a block's graph (the episodes' graphs side by side).
 
 `distributed` runs, for each problem, a textbook synchronous message-passing algorithm that solves it
 given enough rounds; `random` answers uniformly at random and sends nothing. Every agent acts on its
-own state and the messages delivered to it; all agents send to all neighbours every round (position
-e of the CSR adjacency carries the message from agent src[e] to agent indices[e]). A message's text
-is a code into a list of texts built once per block. Every random draw is per episode (`Streams`).
+own state and the messages delivered to it; all agents send to all neighbours every round: the same
+message to each (a broadcast: flooding, colouring, the independent set) or one per neighbour
+(matching; position e of the CSR adjacency carries the message from agent src[e] to agent
+indices[e]). A message's text is a code into a list of texts built once per block. Every random
+draw is per episode (`Streams`).
 
 - leader election: flood the greatest name; the agent whose own name it is says Yes. Solved once the
-  rounds cover the diameter (the paper's R = 2 * diameter + 1 always does).
+  rounds cover the diameter (the paper's R = 2 * diameter + 1 always does). It draws nothing.
 - consensus: every agent draws a bit; flood (name, bit) and adopt the bit of the greatest name seen.
 - coloring: randomised (Delta + 1)-colouring; an agent tries a random colour not taken by a settled
   neighbour and settles on it when no neighbour tried or holds the same colour.
-- vertex cover: Luby's maximal independent set (an undecided agent with the highest random priority,
-  a fresh random ranking of the episode's agents each round, among its undecided neighbours joins; the neighbours of a member leave); the agents outside it say
-  Yes: the complement of a maximal independent set is a minimal vertex cover.
+- vertex cover: Luby's maximal independent set (an undecided agent whose fresh random priority, ties
+  broken by index, is the highest among its undecided neighbours joins; the neighbours of a member
+  leave); the agents outside it say Yes: the complement of a maximal independent set is a minimal
+  vertex cover.
 - matching: a free agent with free neighbours proposes to one of them at random (probability 1/2) or
   listens; a listener accepts one proposal at random and is matched; the proposer learns it next round.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 import numpy as np
@@ -43,69 +46,96 @@ class Edges:
         self.indptr = block.indptr
         self.src = np.repeat(np.arange(block.agents), block.degrees)  # position e: from src[e] ...
         self.dst = block.indices  # ... to dst[e]
-        # rev[e]: the position of the opposite direction, so that incoming(payload)[e] is what
-        # dst[e] sent to src[e]: each agent's inbox, laid out over its own CSR row.
-        order = np.lexsort((self.src, self.dst))
-        self.rev = np.empty_like(order)
-        self.rev[order] = np.arange(len(order))
-        self.starts = block.indptr[:-1]
         self.split = [int(g.indptr[-1]) for g in block.graphs]  # directed edges per episode
 
+    @cached_property
+    def rev(self) -> np.ndarray:
+        """rev[e]: the position of the opposite direction, so that incoming(payload)[e] is what dst[e]
+        sent to src[e]: each agent's inbox, laid out over its own CSR row."""
+        order = np.lexsort((self.src, self.dst))
+        rev = np.empty_like(order)
+        rev[order] = np.arange(len(order))
+        return rev
+
     def incoming(self, payload: np.ndarray) -> np.ndarray:
+        """Per position e, what dst[e] sent to src[e] in a per-edge outbox."""
         return payload[self.rev]
 
+    def heard(self, values: np.ndarray) -> np.ndarray:
+        """Per position e, what dst[e] sent all its neighbours in a `broadcast`."""
+        return values[self.dst]
+
     def row_max(self, values: np.ndarray) -> np.ndarray:
-        """Per agent, the largest value over its CSR row (every agent of a connected graph has one)."""
-        return np.maximum.reduceat(values, self.starts)
+        """Per agent, the largest value over its CSR row (every agent of a connected graph has one).
+        (`ufunc.at` beats `reduceat` over many short rows.)"""
+        lowest = -np.inf if values.dtype.kind == "f" else np.iinfo(values.dtype).min
+        out = np.full(self.n, lowest, dtype=values.dtype)
+        np.maximum.at(out, self.src, values)
+        return out
 
     def row_any(self, flags: np.ndarray) -> np.ndarray:
-        return np.logical_or.reduceat(flags, self.starts)
+        out = np.zeros(self.n, dtype=bool)
+        np.logical_or.at(out, self.src, flags)
+        return out
 
     def outbox(self, payload: np.ndarray, codes: np.ndarray, dictionary: pa.StringArray) -> Outbox:
+        """One message per directed edge (position e: from src[e] to dst[e])."""
         return Outbox(self.src, self.dst, payload=payload, codes=codes, dictionary=dictionary)
+
+    def broadcast(self, values: np.ndarray, dictionary: pa.StringArray) -> Outbox:
+        """Every agent sends each neighbour the same message: `values[v]`, also its text's code."""
+        return Outbox(self.src, self.dst, payload=values, codes=values, dictionary=dictionary, per_sender=True)
 
 
 def _words(*parts: pa.Array | str) -> pa.StringArray:
     return pc.binary_join_element_wise(*parts, " ")
 
 
-def _answers(views: NetViews, compute: Any) -> list[str | None] | None:
+def _pick(options: list[str], choice: np.ndarray) -> pa.StringArray:
+    """Per agent, `options[choice[v]]`."""
+    return pa.array(options).take(pa.array(choice.astype(np.int32)))
+
+
+def _answers(views: NetViews, compute: Any) -> Any:
     """The block's answers (`compute()`, one per agent) in a round where some episode asks for them."""
     return compute() if views.answering.any() else None
 
 
 @cache  # instances are built once per (family, n, seed); so are their texts
-def _flooding_texts(graph: Instance) -> tuple[np.ndarray, pa.StringArray]:
-    """Each agent's rank among the names (names compare as strings) and the texts of the messages
-    (rank * 2 + bit): the name of that rank, then the bit."""
+def _flooding_texts(graph: Instance, bits: bool) -> tuple[np.ndarray, pa.StringArray]:
+    """Each agent's rank among the names (names compare as strings) and the texts of the messages:
+    the name of rank r (code r), or with `bits` the name and a bit (code r * 2 + bit)."""
     order = np.argsort(np.array(graph.names))
     rank = np.empty(graph.n, dtype=np.int64)
     rank[order] = np.arange(graph.n)
-    names = pa.array(np.repeat(np.array(graph.names)[order], 2))
-    return rank, _words(names, pc.cast(pa.array(np.tile([0, 1], graph.n)), pa.string()))
+    names = np.array(graph.names)[order]
+    if not bits:
+        return rank, pa.array(names)
+    return rank, _words(pa.array(np.repeat(names, 2)), pc.cast(pa.array(np.tile([0, 1], graph.n)), pa.string()))
 
 
 class Flooding:
-    """Leader election and consensus: every agent floods the greatest (name, bit) it has seen."""
+    """Leader election: every agent floods the greatest name it has seen, and says Yes if it is its
+    own. Consensus: every agent draws a bit and floods the greatest (name, bit), adopting its bit."""
 
     def __init__(self, views: NetViews, rng: Streams):
         block = views.block
         self.edges = Edges(block)
-        texts = [_flooding_texts(g) for g in block.graphs]
+        self.bits = views.problem == "consensus"
+        texts = [_flooding_texts(g, self.bits) for g in block.graphs]
         # ranks of different episodes never meet: offset them so one code space serves the block
         self.rank = np.concatenate([rank + s * block.n for s, (rank, _) in enumerate(texts)])
         self.texts = pa.concat_arrays([t for _, t in texts])
-        self.best = self.rank * 2 + rng.integers(0, 2, (block.agents,))  # (rank of a name, its bit)
+        self.best = self.rank * 2 + rng.integers(0, 2, (block.agents,)) if self.bits else self.rank
 
     def act(self, views: NetViews) -> NetActions:
         if views.step > 0:
-            self.best = np.maximum(self.best, self.edges.row_max(self.edges.incoming(views.inbox.payload)))
-        sent = self.best[self.edges.src]
-        if views.problem == "leader_election":
-            answers = _answers(views, lambda: np.where(self.best // 2 == self.rank, problems.YES, problems.NO).tolist())
+            self.best = np.maximum(self.best, self.edges.row_max(self.edges.heard(views.inbox.payload)))
+        if self.bits:
+            answers = _answers(views, lambda: _pick(["0", "1"], self.best % 2))
         else:
-            answers = _answers(views, lambda: (self.best % 2).astype(str).tolist())
-        return NetActions(outbox=self.edges.outbox(sent, sent, self.texts), answers=answers)
+            answers = _answers(views, lambda: _pick([problems.NO, problems.YES], self.best == self.rank))
+        return NetActions(outbox=self.edges.broadcast(self.best, self.texts), answers=answers)
 
 
 @cache
@@ -136,7 +166,7 @@ class Coloring:
     def act(self, views: NetViews) -> NetActions:
         e = self.edges
         if views.step > 0:
-            heard = e.incoming(views.inbox.payload)
+            heard = e.heard(views.inbox.payload)
             clash = e.row_any(heard // 2 == self.color[e.src])
             self.settled |= ~clash
             # colours settled neighbours hold are out; a free colour exists (degree < Delta + 1)
@@ -144,9 +174,8 @@ class Coloring:
             settled_heard = heard % 2 == 1
             taken[e.src[settled_heard], heard[settled_heard] // 2] = True
             self.color = np.where(self.settled, self.color, self.pick(~taken))
-        sent = (self.color * 2 + self.settled)[e.src]
-        answers = _answers(views, lambda: [f"Group {c + 1}" for c in self.color])
-        return NetActions(outbox=e.outbox(sent, sent, self.texts), answers=answers)
+        answers = _answers(views, lambda: _pick([f"Group {k + 1}" for k in range(len(self.texts) // 2)], self.color))
+        return NetActions(outbox=e.broadcast(self.color * 2 + self.settled, self.texts), answers=answers)
 
 
 UNDECIDED, MEMBER, OUT = 0, 1, 2
@@ -161,38 +190,39 @@ def _independent_set_texts(n: int) -> pa.StringArray:
 
 class IndependentSet:
     """Luby's maximal independent set; vertex cover = the agents outside it. Payload: state * n +
-    priority (n agents per episode), so undecided senders are exactly the payloads below n."""
+    priority, a fresh random priority in 0..n-1 each round (n agents per episode), so undecided
+    senders are exactly the payloads below n. Equal priorities are ordered by the agents' indices
+    (a receiver knows who sent each message)."""
 
     def __init__(self, views: NetViews, rng: Streams):
         self.edges = Edges(views.block)
         self.per_episode = n = views.block.n
-        self.rng = rng
         self.texts = _independent_set_texts(n)
         self.state = np.zeros(views.block.agents, dtype=np.int64)
-        self.ranks = np.tile(np.arange(n), len(views.block.graphs)).reshape(-1, n)
-        self.priority = self.draw()
-
-    def draw(self) -> np.ndarray:
-        """Distinct priorities within each episode: a random ranking of its agents."""
-        order = np.argsort(self.rng.random((self.edges.n,)).reshape(-1, self.per_episode), axis=1)
-        priority = np.empty_like(order)
-        np.put_along_axis(priority, order, self.ranks, axis=1)
-        return priority.ravel()
+        # every round's priorities drawn at once, each episode for its own R + 1 rounds
+        rounds = views.rounds + 1
+        flat = rng.integers(0, n, (int(rounds.sum()) * n,), split=(rounds * n).tolist())
+        self.priorities = np.zeros((int(rounds.max()), len(rounds), n), dtype=np.int64)
+        for s, part in enumerate(np.split(flat, np.cumsum(rounds * n)[:-1])):
+            self.priorities[: rounds[s], s] = part.reshape(rounds[s], n)
+        self.last = self.priorities[0].ravel()  # the priorities the agents sent last round
 
     def act(self, views: NetViews) -> NetActions:
-        e, n = self.edges, self.per_episode
+        e, n, agents = self.edges, self.per_episode, self.edges.n
+        priority = self.priorities[views.step].ravel()
         if views.step > 0:
-            heard = e.incoming(views.inbox.payload)
-            # one reduction: a member neighbour counts above every priority, a decided-out one below
-            rival = e.row_max(np.where(heard < n, heard, np.where(heard < 2 * n, 2 * n, -1)))
+            heard = e.heard(views.inbox.payload)
+            # one reduction over (priority, index) keys: a member neighbour counts above every key,
+            # a decided-out one below
+            keys = np.where(heard < n, heard * agents + e.dst, np.where(heard < 2 * n, n * agents, -1))
+            rival = e.row_max(keys)
             undecided = self.state == UNDECIDED
-            beside_member = rival == 2 * n
-            highest = self.priority > rival
+            beside_member = rival == n * agents
+            highest = self.last * agents + np.arange(agents) > rival
             self.state = np.where(undecided & beside_member, OUT, np.where(undecided & highest, MEMBER, self.state))
-            self.priority = self.draw()
-        sent = (self.state * n + self.priority)[e.src]
-        answers = _answers(views, lambda: np.where(self.state == MEMBER, problems.NO, problems.YES).tolist())
-        return NetActions(outbox=e.outbox(sent, sent, self.texts), answers=answers)
+        self.last = priority
+        answers = _answers(views, lambda: _pick([problems.YES, problems.NO], self.state == MEMBER))
+        return NetActions(outbox=e.broadcast(self.state * n + priority, self.texts), answers=answers)
 
 
 FREE, MATCHED, PROPOSE, ACCEPT = 0, 1, 2, 3

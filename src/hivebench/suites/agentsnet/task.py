@@ -13,7 +13,7 @@ neither delivered nor recorded.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -35,6 +35,7 @@ class NetViews:
 
     step: int  # decision round, 0..R of the block's longest episode
     rounds: np.ndarray  # (episodes,) R, the message rounds of each episode
+    agent_rounds: np.ndarray  # (agents,) R of each agent's episode
     problem: str
     message_chars: int  # the size cap of one message
     block: Block
@@ -45,11 +46,6 @@ class NetViews:
     def horizon(self) -> int:
         """Decision rounds of the block's longest episode."""
         return int(self.rounds.max()) + 1
-
-    @cached_property
-    def agent_rounds(self) -> np.ndarray:
-        """(agents,) R of each agent's episode."""
-        return np.repeat(self.rounds, self.block.n)
 
     @property
     def answering(self) -> np.ndarray:
@@ -70,7 +66,7 @@ class NetActions:
     (None: no valid answer), read from the agents whose episode is in its round R."""
 
     outbox: Outbox | None = None
-    answers: Sequence[str | None] | None = None
+    answers: Sequence[str | None] | pa.StringArray | None = None  # one per agent of the block
 
 
 def instance_seed(params: dict[str, Any], seed: int) -> int:
@@ -92,9 +88,10 @@ class NetTask:
             problems.paper_rounds(self.problem, self.n, g.diameter) if rounds == "paper" else rounds
             for g in self.block.graphs
         ])  # fmt: skip
+        self.agent_rounds = np.repeat(self.rounds, self.n)
         self.medium = NeighbourMessages(self.block.indptr, self.block.indices, self.params["message_chars"], self.rounds - 1)
         self.sent: list[Outbox] = []
-        self.answers = np.full(self.block.agents, None, dtype=object)
+        self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
         self.t = 0
 
     @property
@@ -107,10 +104,11 @@ class NetTask:
 
     def observe(self) -> NetViews:
         inbox = self.sent[-1] if self.sent else Outbox.empty()
-        return NetViews(self.t, self.rounds, self.problem, self.params["message_chars"], self.block, inbox, tuple(self.sent))
+        message_chars = self.params["message_chars"]
+        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, inbox, tuple(self.sent))
 
     def step(self, actions: NetActions) -> None:
-        answering = np.flatnonzero(np.repeat(self.rounds, self.n) == self.t)
+        answering = np.flatnonzero(self.agent_rounds == self.t)
         if self.t < self.rounds.max():
             if actions.outbox is None:
                 raise ValueError(f"round {self.t}: expected messages")
@@ -118,33 +116,40 @@ class NetTask:
         if len(answering):
             if actions.answers is None or len(actions.answers) != self.block.agents:
                 raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")
-            given = np.asarray(actions.answers, dtype=object)
-            self.answers[answering] = given[answering]
+            given = actions.answers if isinstance(actions.answers, pa.Array) else pa.array(actions.answers, pa.string())
+            self.answered.append((answering, given if len(answering) == len(given) else given.take(pa.array(answering))))
         self.t += 1
+
+    def answers(self) -> pa.StringArray:
+        """Every agent's answer, in agent order (each answered in its episode's round R)."""
+        if len(self.answered) == 1:
+            return self.answered[0][1]
+        agents = np.concatenate([a for a, _ in self.answered])
+        return pa.concat_arrays([given for _, given in self.answered]).take(pa.array(np.argsort(agents)))
 
     def record(self) -> list[EpisodeRecord]:
         """Per episode and (state, agent): messages sent and received in the round that led to it,
         and the answer (state R + 1); one row per message in the `messages` table; score and solved
         flag."""
         # state t + 1 holds round t's counts: state 0 and each episode's answer state hold none
-        counts = np.zeros((2, self.horizon + 1, self.block.agents), dtype=np.int32)
-        counts[0, 1:], counts[1, 1:] = self.medium.counts(self.horizon)
+        counts = np.zeros((2, len(self.rounds), self.horizon + 1, self.n), dtype=np.int32)
+        counts[0, :, 1:], counts[1, :, 1:] = self.medium.counts(self.horizon)
         tables, messages, chars = self.medium.records()
-        answers = pa.array(self.answers, pa.string(), from_pandas=False)
+        answers = self.answers()
         scores, valid = problems.scores(self.problem, self.block, answers)
         valid_answers = self.block.per_episode(valid)
         n = self.n
         records = []
         for s, (graph, rounds) in enumerate(zip(self.block.graphs, self.rounds)):
-            own, states = slice(s * n, (s + 1) * n), rounds + 2
-            step, agent = state_agent(n, states)
+            states = rounds + 2
+            step, agent, before = columns(n, states)
             agents = {
                 "step": step,
                 "agent": agent,
                 "name": pa.DictionaryArray.from_arrays(agent, graph.name_array),
-                "sent": counts[0, :states, own].ravel(),
-                "received": counts[1, :states, own].ravel(),
-                "answer": pa.concat_arrays([pa.nulls(n * (states - 1), pa.string()), answers[s * n : (s + 1) * n]]),
+                "sent": counts[0, s, :states].ravel(),
+                "received": counts[1, s, :states].ravel(),
+                "answer": pa.concat_arrays([before, answers[s * n : (s + 1) * n]]),
             }
             summary = {
                 "problem": self.problem,
@@ -165,8 +170,8 @@ class NetTask:
 
 
 @cache
-def state_agent(n: int, states: int) -> tuple[np.ndarray, np.ndarray]:
-    """The step and agent columns of an episode's per-agent table (state-major); read-only."""
+def columns(n: int, states: int) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """What every episode of n agents and `states` states shares in its per-agent table (state-major):
+    the step and agent columns, and the answers before the last state (none)."""
     step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
-    step.flags.writeable = agent.flags.writeable = False
-    return step, agent
+    return pa.array(step), pa.array(agent), pa.nulls(n * (states - 1), pa.string())
