@@ -58,22 +58,23 @@ def loop_leader_election(graph: Instance, rounds: int, seed: int) -> list[str]:
 
 
 def loop_vertex_cover(graph: Instance, rounds: int, seed: int) -> list[str]:
-    """Luby's maximal independent set, agent by agent; the rest is the cover."""
+    """Luby's maximal independent set, agent by agent (priorities in 0..n-1, ties broken by index);
+    the rest is the cover."""
     rng = random.Random(seed)
     adjacency = neighbour_lists(graph)
     state = ["undecided"] * graph.n
-    priority = [rng.random() for _ in range(graph.n)]
-    inbox: list[dict[int, tuple[str, float]]] = [{} for _ in range(graph.n)]
+    priority = [rng.randrange(graph.n) for _ in range(graph.n)]
+    inbox: list[dict[int, tuple[str, int]]] = [{} for _ in range(graph.n)]
     for _ in range(rounds):
-        outbox: list[dict[int, tuple[str, float]]] = [{} for _ in range(graph.n)]
+        outbox: list[dict[int, tuple[str, int]]] = [{} for _ in range(graph.n)]
         for v in range(graph.n):
             if state[v] == "undecided" and inbox[v]:
-                heard = inbox[v].values()
-                if any(s == "in" for s, _ in heard):
+                heard = inbox[v]
+                if any(s == "in" for s, _ in heard.values()):
                     state[v] = "out"
-                elif all(priority[v] > p for s, p in heard if s == "undecided"):
+                elif all((priority[v], v) > (p, u) for u, (s, p) in heard.items() if s == "undecided"):
                     state[v] = "in"
-            priority[v] = rng.random()
+            priority[v] = rng.randrange(graph.n)
             for u in adjacency[v]:
                 outbox[u][v] = (state[v], priority[v])
         inbox = outbox

@@ -211,11 +211,11 @@ class IndependentSet:
         e, n, agents = self.edges, self.per_episode, self.edges.n
         priority = self.priorities[views.step].ravel()
         if views.step > 0:
-            heard = e.heard(views.inbox.payload)
-            # one reduction over (priority, index) keys: a member neighbour counts above every key,
-            # a decided-out one below
-            keys = np.where(heard < n, heard * agents + e.dst, np.where(heard < 2 * n, n * agents, -1))
-            rival = e.row_max(keys)
+            # each message read as a (priority, sender index) key, a member's above every key, a
+            # decided-out agent's below; one key per sender, as each broadcast one message
+            sent = views.inbox.payload
+            keys = np.where(sent < n, sent * agents + np.arange(agents), np.where(sent < 2 * n, n * agents, -1))
+            rival = e.row_max(e.heard(keys))
             undecided = self.state == UNDECIDED
             beside_member = rival == n * agents
             highest = self.last * agents + np.arange(agents) > rival
