@@ -59,11 +59,11 @@ class Edges:
 
     def incoming(self, payload: np.ndarray) -> np.ndarray:
         """Per position e, what dst[e] sent to src[e] in a per-edge outbox."""
-        return payload[self.rev]
+        return np.take(payload, self.rev, axis=0)
 
     def heard(self, values: np.ndarray) -> np.ndarray:
         """Per position e, what dst[e] sent all its neighbours in a `broadcast`."""
-        return values[self.dst]
+        return np.take(values, self.dst)  # (np.take gathers faster than indexing)
 
     def row_max(self, values: np.ndarray) -> np.ndarray:
         """Per agent, the largest value over its CSR row (every agent of a connected graph has one).

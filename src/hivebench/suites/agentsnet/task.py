@@ -137,11 +137,13 @@ class NetTask:
         tables, messages, chars = self.medium.records()
         answers = self.answers()
         scores, valid = problems.scores(self.problem, self.block, answers)
-        valid_answers = self.block.per_episode(valid)
+        # plain Python numbers, converted once for the block
+        valid_answers, truncated = self.block.per_episode(valid).astype(int).tolist(), self.medium.truncated.tolist()
+        scores, messages, chars, rounds = scores.tolist(), messages.tolist(), chars.tolist(), self.rounds.tolist()
         n = self.n
         records = []
-        for s, (graph, rounds) in enumerate(zip(self.block.graphs, self.rounds)):
-            states = rounds + 2
+        for s, graph in enumerate(self.block.graphs):
+            states = rounds[s] + 2
             step, agent, before = columns(n, states)
             agents = {
                 "step": step,
@@ -154,16 +156,16 @@ class NetTask:
             summary = {
                 "problem": self.problem,
                 "family": self.params["family"],
-                "score": float(scores[s]),
+                "score": scores[s],
                 "solved": float(scores[s] == 1.0),
-                "rounds": int(rounds),
+                "rounds": rounds[s],
                 "diameter": graph.diameter,
                 "max_degree": graph.max_degree,
                 "edges": len(graph.edges),
-                "valid_answers": int(valid_answers[s]),
-                "messages": int(messages[s]),
-                "message_chars": int(chars[s]),
-                "truncated_messages": int(self.medium.truncated[s]),
+                "valid_answers": valid_answers[s],
+                "messages": messages[s],
+                "message_chars": chars[s],
+                "truncated_messages": truncated[s],
             }
             records.append(EpisodeRecord(agents, summary, {"messages": tables[s]}))
         return records
