@@ -94,9 +94,9 @@ def measure(problem: str, n: int, seconds: float, block_size: int, tmp: str) -> 
     def block(s: int) -> list[dict]:
         return [shared | {"seed": s * block_size + k} for k in range(block_size)]
 
-    def written(s: int) -> None:
+    def written(s: int) -> None:  # each block to a folder of its own, as a job's cells are
         for c, record in zip(block(s), play_block(block(s))):
-            write_episode(c, Path(tmp) / f"s{c['seed']}.parquet", record)
+            write_episode(c, Path(tmp) / f"{problem}-{n}-b{s}" / f"s{c['seed']}.parquet", record)
 
     figures = [
         rate(lambda s: BASELINES[problem](graph, rounds, s), seconds),
