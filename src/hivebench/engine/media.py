@@ -77,12 +77,14 @@ class NeighbourMessages:
         self.src = np.repeat(np.arange(self.agents), np.diff(indptr))
         self.dst = indices
         self.sent: list[tuple[int, Outbox]] = []
+        self.partial_rounds = 0  # rounds whose outbox was not laid over the whole adjacency
         self.whole: tuple[np.ndarray, np.ndarray] | None = None  # the arrays of a whole-adjacency outbox, once checked
         self.truncated = np.zeros(len(self.last_round), dtype=np.int64)
 
     def send(self, step: int, outbox: Outbox) -> Outbox:
         """Check and record one round's messages; return them as they will be delivered."""
         if not self._every_edge_once(outbox):
+            self.partial_rounds += 1
             self._check(step, outbox)
             live = step <= self.last_round[outbox.sender // self.n]
             if not live.all():
@@ -127,7 +129,7 @@ class NeighbourMessages:
         (episode-major: one episode's rows are one contiguous block)."""
         episodes = len(self.last_round)
         live = (np.arange(rounds)[None, :] <= self.last_round[:, None]) & (np.arange(rounds) < len(self.sent))
-        if all(self._every_edge_once(o) for _, o in self.sent):  # as many in-edges as out-edges
+        if not self.partial_rounds:  # every agent has as many in-edges as out-edges
             degrees = np.diff(self.indptr).astype(np.int32).reshape(episodes, 1, self.n)
             sent = np.where(live[:, :, None], degrees, 0)
             return sent, sent
@@ -149,8 +151,8 @@ class NeighbourMessages:
         are checked against the cap here."""
         first = self.sent[0][1] if self.sent else None
         dictionary = None if first is None else first.dictionary
-        if dictionary is not None and all(
-            self._every_edge_once(o) and o.dictionary is dictionary and o.per_sender == first.per_sender for _, o in self.sent
+        if dictionary is not None and not self.partial_rounds and all(
+            o.dictionary is dictionary and o.per_sender == first.per_sender for _, o in self.sent
         ):
             coded = Coded(self, dictionary)
             return [partial(coded.table, s) for s in range(len(self.last_round))], *coded.totals()

@@ -142,7 +142,7 @@ class Flooding:
 def _coloring_texts(colors: int) -> pa.StringArray:
     """Texts of colour * 2 + settled."""
     state = pa.array(["try", "settled"] * colors)
-    return _words(state, "Group", pc.cast(pa.array(np.repeat(np.arange(1, colors + 1), 2)), pa.string()))
+    return _words(state, pa.array(np.repeat(problems.groups(colors), 2)))
 
 
 class Coloring:
@@ -174,7 +174,7 @@ class Coloring:
             settled_heard = heard % 2 == 1
             taken[e.src[settled_heard], heard[settled_heard] // 2] = True
             self.color = np.where(self.settled, self.color, self.pick(~taken))
-        answers = _answers(views, lambda: _pick([f"Group {k + 1}" for k in range(len(self.texts) // 2)], self.color))
+        answers = _answers(views, lambda: _pick(problems.groups(len(self.texts) // 2), self.color))
         return NetActions(outbox=e.broadcast(self.color * 2 + self.settled, self.texts), answers=answers)
 
 

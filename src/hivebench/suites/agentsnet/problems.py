@@ -18,10 +18,15 @@ PROBLEMS = ("coloring", "vertex_cover", "matching", "leader_election", "consensu
 YES, NO, NONE = "Yes", "No", "None"
 
 
+def groups(count: int) -> list[str]:
+    """The colouring answers Group 1 .. Group `count`."""
+    return [f"Group {k + 1}" for k in range(count)]
+
+
 def options(problem: str, graph: Instance, agent: int) -> list[str]:
     """The answers agent `agent` may give."""
     if problem == "coloring":
-        return [f"Group {k + 1}" for k in range(graph.max_degree + 1)]  # the reference's Δ + 1 groups
+        return groups(graph.max_degree + 1)  # the reference's Δ + 1 groups
     if problem in ("vertex_cover", "leader_election"):
         return [YES, NO]
     if problem == "matching":
@@ -56,8 +61,7 @@ def _is_in(answers: pa.StringArray, values: list[str]) -> np.ndarray:
 def _coloring(block: Block, answers: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """The fraction of properly coloured edges, 0 where any answer is invalid."""
     colors = np.array([g.max_degree + 1 for g in block.graphs])
-    groups = [f"Group {k + 1}" for k in range(int(colors.max()))]
-    code = pc.index_in(answers, value_set=pa.array(groups)).fill_null(-1).to_numpy(zero_copy_only=False)
+    code = pc.index_in(answers, value_set=pa.array(groups(int(colors.max())))).fill_null(-1).to_numpy(zero_copy_only=False)
     valid = (code >= 0) & (code < np.repeat(colors, block.n))
     u, v = block.edges[:, 0], block.edges[:, 1]
     proper = block.per_episode(code[u] != code[v], u) / block.edge_counts

@@ -90,7 +90,6 @@ class NetTask:
         ])  # fmt: skip
         self.agent_rounds = np.repeat(self.rounds, self.n)
         self.medium = NeighbourMessages(self.block.indptr, self.block.indices, self.params["message_chars"], self.rounds - 1)
-        self.sent: list[Outbox] = []
         self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
         self.t = 0
 
@@ -103,16 +102,17 @@ class NetTask:
         return self.t >= self.horizon
 
     def observe(self) -> NetViews:
-        inbox = self.sent[-1] if self.sent else Outbox.empty()
+        sent = tuple(outbox for _, outbox in self.medium.sent)  # as delivered
+        inbox = sent[-1] if sent else Outbox.empty()
         message_chars = self.params["message_chars"]
-        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, inbox, tuple(self.sent))
+        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, inbox, sent)
 
     def step(self, actions: NetActions) -> None:
         answering = np.flatnonzero(self.agent_rounds == self.t)
         if self.t < self.rounds.max():
             if actions.outbox is None:
                 raise ValueError(f"round {self.t}: expected messages")
-            self.sent.append(self.medium.send(self.t, actions.outbox))
+            self.medium.send(self.t, actions.outbox)
         if len(answering):
             if actions.answers is None or len(actions.answers) != self.block.agents:
                 raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")
