@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
@@ -29,7 +31,7 @@ from hivebench.agents.llm import LLMAgent  # noqa: E402
 from hivebench.suites.loopbench.text import ColoringView  # noqa: E402
 from hivebench.models import ChatRequest  # noqa: E402
 from hivebench.models.builtin import folder, prepare  # noqa: E402
-from hivebench.seeding import stream  # noqa: E402
+from hivebench.seeding import Streams  # noqa: E402
 from hivebench.suites.loopbench.task import ColoringTask  # noqa: E402
 
 SMOLLM2 = "SmolLM2-135M-Instruct"
@@ -51,9 +53,9 @@ def round_requests(model: str, backend: str, sample_base: int, **extra: str) -> 
     for t in range(7):
         task.step((task.observe().colors + (t % 2)) % 2)
     with tempfile.TemporaryDirectory() as scratch:
-        method = LLMAgent(cell["method"]["params"], stream(sample_base, "policy"), Path(scratch) / "calls.jsonl", ColoringView())
+        method = LLMAgent(cell["method"]["params"], Streams([sample_base], "policy"), [Path(scratch) / "calls.jsonl"], ColoringView())
         method.notes = [["Neighbours flip with me every round; wait one round."] * 11]
-        return method.requests(task.observe())
+        return method.requests(task.observe(), np.arange(11))
 
 
 def decisions_per_second(backend, requests_for, rounds: int, one_by_one: bool) -> float:

@@ -13,8 +13,8 @@ import pytest
 from hivebench.cells import calls_path, cell_path, study_blocks
 from hivebench.config import validate
 from hivebench.estimate import estimate
-from hivebench.agents.llm import decision_schema
-from hivebench.suites.loopbench.text import user_prompt
+from hivebench.agents.llm import Chats, decision_schema
+from hivebench.suites.loopbench.text import ColoringView, user_prompt
 from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider
@@ -65,13 +65,48 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     for colors in ([1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0]):
         task.step(colors)
     views = task.observe()
-    full = user_prompt(views, 1, "[NEW] hold after a flip", None, 50)
-    assert "Round 4 of 6." in full and "Your colour now: 1." in full
-    assert "agent 0: 0, agent 2: 0" in full
-    assert "start: you 0; neighbours 0, 0" in full and "after round 2: you 1; neighbours 1, 0" in full
-    assert "[NEW] hold after a flip" in full
-    last = user_prompt(views, 1, "", 1, 50)
+    three = user_prompt(views, 1, "[NEW] hold after a flip", 3)
+    assert "You are agent 1. Round 4 of 6." in three and "Your colour now: 1." in three
+    assert "agent 0: 0, agent 2: 0" in three
+    assert "start: you 0; neighbours 0, 0" in three and "after round 2: you 1; neighbours 1, 0" in three
+    assert "[NEW] hold after a flip" in three
+    last = user_prompt(views, 1, "", 1)
     assert "start:" not in last and "after round 2: you 1" in last and "the last 1 rounds" in last
+    assert "History" not in user_prompt(views, 1, "", 0)
+
+
+def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
+    task = ColoringTask({"graph": "cycle", "colors": 2, "steps": 6, "init": "same", "metric_window": "from_initial"}, 5)
+    task.reset([0, 1])
+    task.step([1, 0, 0, 0, 0] + [0, 0, 0, 1, 1])
+    views, view = task.observe(), ColoringView()
+    assert view.turn(views, 8, "", 3, 10) == user_prompt(views, 8, "", 3)
+    prompt = view.turn(views, 8, "", 3, 10)  # agent 3 of the second episode
+    assert "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "you 0; neighbours 0, 0" in prompt
+    assert view.system(views, 8, 10) == view.system(views, 0, 10), "one task statement for every agent"
+
+
+def test_full_history_is_a_chat_that_only_grows():
+    """Each round's chat is the last round's chat, its reply and one new user message: what lets a
+    local model keep an agent's KV cache from round to round."""
+    task = ColoringTask({"graph": "cycle", "colors": 2, "steps": 3, "init": "same", "metric_window": "full"}, 3)
+    task.reset([0])
+    chats = Chats(ColoringView(), {"history": "full", "notes_chars": 10, "tagged_notes": False})
+    previous = None
+    for t in range(3):
+        views = task.observe()
+        chat = chats.chat(views, 1, f"note {t}")
+        if previous is not None:
+            assert chat[: len(previous)] == previous
+            assert chat[len(previous)] == {"role": "assistant", "content": f"reply {t - 1}"}
+            assert len(chat) == len(previous) + 2
+        assert chat[-1]["role"] == "user" and f"note {t}" in chat[-1]["content"] and "History" not in chat[-1]["content"]
+        chats.replied(1, f"reply {t}")
+        previous = chat
+        task.step(views.colors)
+    windowed = Chats(ColoringView(), {"history": 2, "notes_chars": 10, "tagged_notes": True})
+    chat = windowed.chat(task.observe(), 1, "")
+    assert len(chat) == 2 and "[NEW]" in chat[0]["content"] and "the last 2 rounds" in chat[1]["content"]
 
 
 def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
@@ -99,8 +134,8 @@ def test_a_killed_episode_resumes_without_repeating_finished_calls(tiny_model, i
     assert len(ResponseCache(calls_path(cell)).entries) == 6
     complete, made = Decider.complete, []
 
-    def counting(self, requests):
-        results = complete(self, requests)
+    def counting(self, requests, episodes):
+        results = complete(self, requests, episodes)
         made.append(self.calls_made)
         return results
 
@@ -135,8 +170,8 @@ def test_an_invalid_reply_gets_one_repair_quoting_the_error_then_a_fallback(tmp_
     schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 20)
     request = ChatRequest(({"role": "user", "content": "go"},), schema, Sampling(), 1)
     backend = Scripted(['{"color": 3, "notes": ""}', "not json", '{"color": 1, "notes": "ok"}', "{}"])
-    decider = Decider(backend, ResponseCache(tmp_path / "calls.jsonl"))
-    repaired, failed = decider.decide([request, ChatRequest(request.messages, schema, Sampling(), 2)])
+    decider = Decider(backend, [ResponseCache(tmp_path / "calls.jsonl")])
+    repaired, failed = decider.decide([request, ChatRequest(request.messages, schema, Sampling(), 2)], [0, 0])
     assert (repaired.status, repaired.value, repaired.calls) == (REPAIRED, {"color": 1, "notes": "ok"}, 2)
     assert repaired.usage == Usage(20, 10, 0.2, 0)
     assert (failed.status, failed.value) == (FALLBACK, None)

@@ -69,3 +69,22 @@ def test_smollm2_gives_schema_valid_decisions_batched_and_sampled(smollm2: Path)
     values = [check(r.text, SCHEMA) for r in results]
     assert all(error is None for _, error in values), [r.text for r in results]
     assert np.all([v["color"] in (0, 1) for v, _ in values])
+
+
+def test_reused_kv_caches_give_the_replies_of_whole_prompts(tiny_model: Path) -> None:
+    """A shared system message pre-filled once, and with full history each agent's last chat and reply
+    kept from round to round: greedy replies are those of every prompt pre-filled whole, alone."""
+    greedy = Sampling(temperature=0.0, top_p=1.0, max_tokens=48)
+    system = {"role": "system", "content": "Agents on a cycle pick colour 0 or 1 each round; keep notes."}
+    chats = [(system, {"role": "user", "content": f"You are agent {v}. Round 1. Neighbours: 0, 0."}) for v in range(5)]
+    reusing, whole = TransformersBackend("tiny", str(tiny_model)), TransformersBackend("tiny", str(tiny_model), reuse=False)
+    for round_ in range(3):
+        asked = [ChatRequest(chat, SCHEMA, greedy, v, keep_state=True) for v, chat in enumerate(chats)]
+        replies = [r.text for r in reusing.complete(asked, lambda i, r: None)]
+        assert replies == [whole.complete([r], lambda i, x: None)[0].text for r in asked]
+        chats = [
+            (*chat, {"role": "assistant", "content": reply}, {"role": "user", "content": f"Round {round_ + 2}. Neighbours: 1, {v % 2}."})
+            for v, (chat, reply) in enumerate(zip(chats, replies))
+        ]  # fmt: skip
+    prompt_tokens = reusing.prefilled["reused"] + reusing.prefilled["computed"]
+    assert whole.prefilled["reused"] == 0 and reusing.prefilled["reused"] > prompt_tokens / 2

@@ -20,7 +20,7 @@ SUITES: dict[str, str] = {
 
 # Methods every suite runs: they reach the task only through the suite's text view.
 GENERIC_METHODS: dict[str, MethodImpl] = {
-    "llm": MethodImpl("hivebench.agents.llm:LLMAgent", version=2, calls_models=True, reads_text=True),
+    "llm": MethodImpl("hivebench.agents.llm:LLMAgent", version=3, calls_models=True, reads_text=True),
     "replay": MethodImpl("hivebench.agents.replay:ReplayAgent", version=1, reads_text=True),
 }
 

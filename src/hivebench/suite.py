@@ -70,14 +70,8 @@ class MethodImpl:
 
     target: str  # the policy class
     version: int
-    calls_models: bool = False  # given the cell's response cache; counted as LLM in jobs and estimates
+    calls_models: bool = False  # given each cell's response cache; counted as LLM in jobs and estimates
     reads_text: bool = False  # given the suite's text view (the LLM agent, replay)
-
-    @property
-    def lockstep(self) -> bool:
-        """Plays a job block's episodes together (a classical policy over arrays); a method that reads
-        text or calls models plays one episode at a time."""
-        return not (self.calls_models or self.reads_text)
 
     def load(self) -> Any:
         return load(self.target)

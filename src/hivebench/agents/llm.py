@@ -3,13 +3,15 @@ notes, checked decisions.
 
 The suite's text view renders each agent's observation as a chat and names the fields of its reply;
 this agent adds the private notes (returned in every reply, shown to the agent alone in its next
-prompt, recorded at every step), asks the model for all agents in one batch through the response
-cache, validates each reply against the JSON Schema, repairs once, and falls back (the view's
-documented default action, the agent's previous notes), counting each outcome.
+prompt, recorded at every step), asks the model for every live agent of every episode of its job
+block in one batch, each episode through its own cell's response cache, validates each reply against
+the JSON Schema, repairs once, and falls back (the view's documented default action, the agent's
+previous notes), counting each outcome. An episode that has ended drops out of the batch.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -31,16 +33,23 @@ class TextView(Protocol):
     """A suite's observations as an LLM agent reads them (one per suite, `Suite.text_view`)."""
 
     def agents(self, observation: Any) -> int:
-        """How many agents decide this round."""
+        """How many agents the block has (every episode's)."""
+
+    def live(self, observation: Any) -> np.ndarray:
+        """(agents,) bool: whose episode still decides this round."""
 
     def reply_schema(self, observation: Any, agent: int) -> dict[str, Any]:
         """JSON Schema properties of this agent's reply this round, all required (`notes` is added)."""
 
-    def messages(self, observation: Any, agent: int, notes: str, window: int | None, chars: int) -> tuple[Message, ...]:
-        """One agent's chat: its local view, its last `window` rounds of history (None: all), its notes."""
+    def system(self, observation: Any, agent: int, chars: int) -> str:
+        """The task statement: the same for every agent of an episode (a local model pre-fills it once)."""
+
+    def turn(self, observation: Any, agent: int, notes: str, window: int, chars: int) -> str:
+        """One agent's user message this round: its local view, its last `window` rounds, its notes."""
 
     def actions(self, observation: Any, replies: list[dict[str, Any] | None]) -> Any:
-        """The batch of actions from every agent's valid reply, or its fallback where the reply is None."""
+        """The batch of actions from every agent's valid reply, or its fallback where the reply is None
+        (the actions of agents whose episode has ended are ignored)."""
 
 
 # `tagged_notes: true`: the paper's figures show notes as tagged lines; this asks for them.
@@ -51,16 +60,32 @@ TAGGED_NOTES = (
 FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one round. "
 
 
-def with_tags(messages: tuple[Message, ...], tagged: bool) -> tuple[Message, ...]:
-    """A view's chat, with the request for tagged notes added to its system message where it is on."""
-    if not tagged:
-        return messages
-    return ({**messages[0], "content": messages[0]["content"] + TAGGED_NOTES}, *messages[1:])
+class Chats:
+    """Every agent's prompt. With `history: K` it is the task statement and one user message holding
+    the agent's last K rounds; with `history: full` it grows as a chat, append-only: each round adds
+    the round's user message and the agent's reply (as the model gave it), so a local model keeps the
+    agent's KV cache and pre-fills only the new turn."""
 
+    def __init__(self, view: TextView, params: dict[str, Any]):
+        self.view = view
+        self.window = None if params["history"] == "full" else int(params["history"])
+        self.chars = int(params["notes_chars"])
+        self.tagged = bool(params["tagged_notes"])
+        self.earlier: dict[int, list[Message]] = {}  # full history: each agent's earlier turns and replies
+        self.asked: dict[int, Message] = {}  # each agent's user message of the round being decided
 
-def history_window(params: dict[str, Any]) -> int | None:
-    """Rounds of history in a prompt: None for all ("full"), else the last K."""
-    return None if params["history"] == "full" else int(params["history"])
+    def chat(self, observation: Any, agent: int, notes: str) -> tuple[Message, ...]:
+        system = self.view.system(observation, agent, self.chars) + (TAGGED_NOTES if self.tagged else "")
+        turn = {"role": "user", "content": self.view.turn(observation, agent, notes, self.window or 0, self.chars)}
+        if self.window is not None:
+            return ({"role": "system", "content": system}, turn)
+        self.asked[agent] = turn
+        return ({"role": "system", "content": system}, *self.earlier.get(agent, ()), turn)
+
+    def replied(self, agent: int, text: str) -> None:
+        """The agent's reply to this round's chat (full history keeps both in its chat)."""
+        if self.window is None:
+            self.earlier.setdefault(agent, []).extend((self.asked.pop(agent), {"role": "assistant", "content": text}))
 
 
 def decision_schema(reply: dict[str, Any], notes_chars: int) -> dict[str, Any]:
@@ -83,36 +108,35 @@ def initial_notes(spec: dict[str, Any] | None, n: int) -> list[str]:
 
 
 class LLMAgent:
-    """Decides a round by asking the model once per agent, all agents in one batch."""
+    """Decides a round by asking the model once per live agent, every episode of the block in one batch."""
 
-    def __init__(self, params: dict[str, Any], rng: Streams, cache_path: str | Path, view: TextView):
+    def __init__(self, params: dict[str, Any], rng: Streams, cache_paths: list[str | Path], view: TextView):
         self.rng = rng
         self.view = view
-        self.window = history_window(params)
+        self.chats = Chats(view, params)
         self.chars = int(params["notes_chars"])
         self.sampling = Sampling(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
-        self.decider = Decider(backend_for(params), ResponseCache(cache_path))
+        self.decider = Decider(backend_for(params), [ResponseCache(path) for path in cache_paths])
         self.initial = params.get("initial_notes")
-        self.tagged = bool(params["tagged_notes"])
-        self.label = str(cache_path)
+        self.label = str(cache_paths[0]) + (f" and {len(cache_paths) - 1} more cells" if len(cache_paths) > 1 else "")
         self.notes: list[list[str]] = []  # every agent's notes in force after each step (0: initial)
-        self.rounds: list[list[Decision]] = []
+        self.rounds: list[list[Decision | None]] = []  # None: the agent's episode had ended
 
-    def requests(self, observation: Any) -> list[ChatRequest]:
-        n = self.view.agents(observation)
+    def requests(self, observation: Any, agents: np.ndarray) -> list[ChatRequest]:
+        """The requests of `agents` this round."""
+        total = self.view.agents(observation)
         if not self.notes:
-            self.notes.append(initial_notes(self.initial, n))
-        samples = self.rng.integers(0, 2**31 - 1, (n,))  # one draw per agent per round, whatever the cache holds
+            n = total // len(self.rng)
+            self.notes.append([note for _ in range(len(self.rng)) for note in initial_notes(self.initial, n)])
+        samples = self.rng.integers(0, 2**31 - 1, (total,))  # one draw per agent per round, whatever the cache holds
         return [
             ChatRequest(
-                self.chat(observation, v),
+                self.chats.chat(observation, v, self.notes[-1][v]),
                 decision_schema(self.view.reply_schema(observation, v), self.chars), self.sampling, int(samples[v]),
+                keep_state=self.chats.window is None,
             )  # fmt: skip
-            for v in range(n)
+            for v in agents.tolist()
         ]
-
-    def chat(self, observation: Any, agent: int) -> tuple[Message, ...]:
-        return with_tags(self.view.messages(observation, agent, self.notes[-1][agent], self.window, self.chars), self.tagged)
 
     @staticmethod
     def estimate_episode(
@@ -120,39 +144,54 @@ class LLMAgent:
     ) -> tuple[int, int]:
         """(calls, input tokens) of one episode of `task` (reset): every prompt rendered for real, on
         a run where every agent takes the fallback action and carries notes of the full length."""
-        window, chars = history_window(params), params["notes_chars"]
+        chats, chars = Chats(view, params), params["notes_chars"]
         notes = (FILLER * (1 + chars // len(FILLER)))[:chars]
+        reply = json.dumps({"notes": notes})  # as long as a reply's notes (full history keeps replies)
         calls = tokens = 0
         while not task.done:
             observation = task.observe()
-            n = view.agents(observation)
-            calls += n
-            chats = (with_tags(view.messages(observation, v, notes, window, chars), params["tagged_notes"]) for v in range(n))
-            tokens += sum(count(list(chat)) for chat in chats)
-            task.step(view.actions(observation, [None] * n))
+            live = np.flatnonzero(view.live(observation)).tolist()
+            calls += len(live)
+            tokens += sum(count(list(chats.chat(observation, v, notes))) for v in live)
+            for v in live:
+                chats.replied(v, reply)
+            task.step(view.actions(observation, [None] * view.agents(observation)))
         return calls, tokens
 
     def decide(self, observation: Any) -> Any:
-        decisions = self.decider.decide(self.requests(observation))
+        live = np.flatnonzero(self.view.live(observation))
+        requests = self.requests(observation, live)
+        n = len(self.notes[0]) // len(self.rng)
+        decisions: list[Decision | None] = [None] * len(self.notes[0])
+        for v, decision in zip(live.tolist(), self.decider.decide(requests, (live // n).tolist())):
+            decisions[v] = decision
+            self.chats.replied(v, decision.text)
         # A fallback keeps the agent's old notes; its action is the view's default.
-        self.notes.append([self.notes[-1][v] if d.value is None else d.value["notes"] for v, d in enumerate(decisions)])
+        self.notes.append([old if d is None or d.value is None else d.value["notes"] for old, d in zip(self.notes[-1], decisions)])
         self.rounds.append(decisions)
         self._progress(observation.horizon)
-        return self.view.actions(observation, [d.value for d in decisions])
+        return self.view.actions(observation, [None if d is None else d.value for d in decisions])
 
     def _progress(self, steps: int) -> None:
-        totals = self.summary()
+        totals = self._totals([d for round_ in self.rounds for d in round_ if d is not None])
         log.info(
             "%s: round %d/%d, %d calls (%d made, %d from cache), %d input / %d output tokens, %d retries, %d fallbacks",
             self.label, len(self.rounds), steps, totals["llm_calls"], self.decider.calls_made,
-            self.decider.cache.hits, totals["input_tokens"], totals["output_tokens"], totals["retries"], totals["fallback"],
+            self.decider.hits, totals["input_tokens"], totals["output_tokens"], totals["retries"], totals["fallback"],
         )  # fmt: skip
 
-    def columns(self) -> dict[str, pa.Array]:
-        """Per (step, agent) row, in the episode table's order: the notes in force after that step and
-        the decision that produced it (step 0 holds the initial notes and no decision)."""
-        n = len(self.notes[0])
-        decisions: list[Decision | None] = [None] * n + [d for round_ in self.rounds for d in round_]
+    def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
+        """One episode's notes after each of its states and decisions of each of its rounds."""
+        n = len(self.notes[0]) // len(self.rng)
+        own = slice(episode * n, (episode + 1) * n)
+        rounds = [round_[own] for round_ in self.rounds if round_[episode * n] is not None]
+        return [step[own] for step in self.notes[: len(rounds) + 1]], rounds  # type: ignore[misc]
+
+    def columns(self, episode: int) -> dict[str, pa.Array]:
+        """Per (step, agent) row of one episode, in its table's order: the notes in force after that
+        step and the decision that produced it (step 0 holds the initial notes and no decision)."""
+        notes, rounds = self._episode(episode)
+        decisions: list[Decision | None] = [None] * len(notes[0]) + [d for round_ in rounds for d in round_]
 
         def usage(field: str) -> list[Any]:
             return [None if d is None else getattr(d.usage, field) for d in decisions]
@@ -164,15 +203,19 @@ class LLMAgent:
             "output_tokens": pa.array(usage("output_tokens"), pa.int32()),
             "latency_s": pa.array(usage("latency_s"), pa.float64()),
             "retries": pa.array(usage("retries"), pa.int32()),
-            "notes": pa.array([text for step in self.notes for text in step], pa.string()),
+            "notes": pa.array([text for step in notes for text in step], pa.string()),
         }
 
-    def summary(self) -> dict[str, Any]:
-        decisions = [d for round_ in self.rounds for d in round_]
+    def summary(self, episode: int) -> dict[str, Any]:
+        notes, rounds = self._episode(episode)
+        revisions = sum(a != b for before, after in zip(notes, notes[1:]) for a, b in zip(before, after))
+        # (agent, round) pairs whose notes changed
+        return {"note_revisions": revisions, **self._totals([d for round_ in rounds for d in round_])}
+
+    @staticmethod
+    def _totals(decisions: list[Decision]) -> dict[str, Any]:
         usage = [d.usage for d in decisions] or [Usage()]
-        revisions = sum(a != b for before, after in zip(self.notes, self.notes[1:]) for a, b in zip(before, after))
         return {
-            "note_revisions": revisions,  # (agent, round) pairs whose notes changed
             "llm_calls": sum(d.calls for d in decisions),
             "input_tokens": sum(u.input_tokens for u in usage),
             "output_tokens": sum(u.output_tokens for u in usage),

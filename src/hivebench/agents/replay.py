@@ -14,10 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from jsonschema import Draft202012Validator
 
 from hivebench.agents.llm import TextView, decision_schema
 from hivebench.seeding import Streams
+
+REPLAYED, MISSING, INVALID = range(3)  # columns of the counts
 
 
 def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
@@ -35,27 +38,30 @@ def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
 
 
 class ReplayAgent:
+    """Every episode of a block replays the same file; agent v of an episode reads its lines of agent v."""
+
     def __init__(self, params: dict[str, Any], rng: Streams, view: TextView):
         self.view = view
+        self.episodes = len(rng)
         self.script = read_script(params["file"])
-        self.counts = {"replayed": 0, "missing": 0, "invalid": 0}
+        self.counts = np.zeros((self.episodes, 3), dtype=np.int64)  # per episode: replayed, missing, invalid
 
     def decide(self, observation: Any) -> Any:
-        replies: list[dict[str, Any] | None] = []
-        for agent in range(self.view.agents(observation)):
-            reply = self.script.get((observation.step, agent))
-            if reply is None:
-                self.counts["missing"] += 1
-            else:
+        total = self.view.agents(observation)
+        n = total // self.episodes
+        live = self.view.live(observation)
+        replies: list[dict[str, Any] | None] = [None] * total
+        for agent in np.flatnonzero(live).tolist():
+            reply = self.script.get((observation.step, agent % n))
+            outcome = MISSING
+            if reply is not None:
                 reply = {"notes": "", **reply}
                 schema = decision_schema(self.view.reply_schema(observation, agent), notes_chars=10**6)
-                if next(Draft202012Validator(schema).iter_errors(reply), None) is not None:
-                    self.counts["invalid"] += 1
-                    reply = None
-                else:
-                    self.counts["replayed"] += 1
-            replies.append(reply)
+                valid = next(Draft202012Validator(schema).iter_errors(reply), None) is None
+                outcome = REPLAYED if valid else INVALID
+                replies[agent] = reply if valid else None
+            self.counts[agent // n, outcome] += 1
         return self.view.actions(observation, replies)
 
-    def summary(self) -> dict[str, Any]:
-        return dict(self.counts)
+    def summary(self, episode: int) -> dict[str, Any]:
+        return dict(zip(("replayed", "missing", "invalid"), self.counts[episode].tolist()))

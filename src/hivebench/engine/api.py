@@ -60,8 +60,8 @@ class Task(Protocol):
 
 class Policy(Protocol):
     """Maps one round's batch of observations to one batch of actions, for every episode of a block;
-    built with the block's `Streams` (one random stream per episode). A policy that plays one episode
-    at a time (`MethodImpl.lockstep` false) may add per-(state, agent) columns (`columns()`, state 0
-    included) and summary fields (`summary()`) to the record."""
+    built with the block's `Streams` (one random stream per episode). A policy may add per-(state,
+    agent) columns (`columns(episode)`, state 0 included) and summary fields (`summary(episode)`) to
+    each episode's record."""
 
     def decide(self, observation: Any) -> Any: ...

@@ -26,14 +26,12 @@ LOCKSTEP_AGENTS = 100_000
 
 def make_policy(cells: list[dict[str, Any]]) -> Any:
     """The cells' method as it runs their suite, with one random stream per cell; a method that calls
-    models also gets the cell's response cache, one that reads text the suite's text view."""
+    models also gets each cell's response cache, one that reads text the suite's text view."""
     first = cells[0]
     impl = METHODS[first["method"]["kind"]].impl(first["suite"])
-    if len(cells) > 1 and not impl.lockstep:
-        raise ValueError(f"method kind {first['method']['kind']!r} plays one episode at a time, not a block of {len(cells)}")
     extra: dict[str, Any] = {}
     if impl.calls_models:
-        extra["cache_path"] = calls_path(first)
+        extra["cache_paths"] = [calls_path(cell) for cell in cells]
     if impl.reads_text:
         extra["view"] = load(SUITE_OBJECTS[first["suite"]].text_view)()
     return impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
@@ -49,9 +47,9 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     while not task.done:
         task.step(policy.decide(task.observe()))
     records = task.record()
-    if len(cells) == 1:
-        records[0].agents.update(policy.columns() if hasattr(policy, "columns") else {})
-        records[0].summary.update(policy.summary() if hasattr(policy, "summary") else {})
+    for episode, record in enumerate(records):
+        record.agents.update(policy.columns(episode) if hasattr(policy, "columns") else {})
+        record.summary.update(policy.summary(episode) if hasattr(policy, "summary") else {})
     return records
 
 
@@ -116,10 +114,9 @@ def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
             reap_temps(path)
     summaries = {seed: verified_summary(cell_path(cell), digest(cell)) for seed, cell in zip(seeds, cells)}
     missing = [cell for cell in cells if summaries[cell["seed"]] is None]
-    impl = METHODS[shared["method"]["kind"]].impl(shared["suite"])
-    # A lockstep method plays the missing cells together, up to LOCKSTEP_AGENTS agents at once; any
-    # other one cell at a time. Each group's cells are written as soon as it ends (a killed job keeps them).
-    size = max(1, LOCKSTEP_AGENTS // shared["population"]) if impl.lockstep else 1
+    # The missing cells are played together, up to LOCKSTEP_AGENTS agents at once; each group's cells
+    # are written as soon as it ends (a killed job keeps them).
+    size = max(1, LOCKSTEP_AGENTS // shared["population"])
     for group in (missing[start : start + size] for start in range(0, len(missing), size)):
         for cell, record in zip(group, play_block(group)):
             summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)

@@ -29,6 +29,9 @@ class ChatRequest:
     schema: dict[str, Any]
     sampling: Sampling
     sample: int  # the sample index: distinct draws of the same prompt differ only here
+    # A hint, not part of the key: the agent's next request extends this chat with its reply (full
+    # history), so a local backend keeps the KV cache for it.
+    keep_state: bool = False
 
     def key(self, backend: str, model: str) -> str:
         """The content address of this request's reply for one backend and model."""

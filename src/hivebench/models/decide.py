@@ -7,6 +7,7 @@ decision is a fallback (`value` is None) and the caller applies its documented d
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ log = logging.getLogger("hivebench.llm")
 @dataclass(frozen=True)
 class Decision:
     value: dict[str, Any] | None  # the schema-valid reply, or None for a fallback
+    text: str  # the reply as the model gave it (the repair's, after a repair)
     status: str  # valid | repaired | fallback
     calls: int  # 1, or 2 with a repair
     usage: Usage  # summed over the calls
@@ -58,25 +60,36 @@ def add(a: Usage, b: Usage) -> Usage:
 
 
 class Decider:
-    """Answers batches of requests from the cache where it can and from the backend otherwise."""
+    """Answers batches of requests from the cache where it can and from the backend otherwise. A
+    job block's episodes each have their own cell's cache: request i belongs to episode episodes[i]."""
 
-    def __init__(self, backend: Backend, cache: ResponseCache):
+    def __init__(self, backend: Backend, caches: list[ResponseCache]):
         self.backend = backend
-        self.cache = cache
+        self.caches = caches
+        # A scripted backend answers each episode from the top of its file: one copy per episode.
+        self.scripted = None if getattr(backend, "cacheable", True) else [copy.copy(backend) for _ in caches]
         self.calls_made = 0  # replies paid for in this process (cache hits are not calls)
 
-    def complete(self, requests: list[ChatRequest]) -> list[ChatResult]:
-        if not getattr(self.backend, "cacheable", True):  # a scripted backend: replies in request order
-            results = self.backend.complete(requests, lambda index, result: None)
-            self.calls_made += len(results)
-            return results
+    @property
+    def hits(self) -> int:
+        return sum(cache.hits for cache in self.caches)
+
+    def complete(self, requests: list[ChatRequest], episodes: list[int]) -> list[ChatResult]:
+        if self.scripted is not None:  # replies in request order, episode by episode
+            results: list[ChatResult | None] = [None] * len(requests)
+            for episode, backend in enumerate(self.scripted):
+                mine = [i for i, e in enumerate(episodes) if e == episode]
+                for i, result in zip(mine, backend.complete([requests[i] for i in mine], lambda index, result: None)):
+                    results[i] = result
+            self.calls_made += len(requests)
+            return results  # type: ignore[return-value]  # every request belongs to one episode
         keys = [r.key(self.backend.name, self.backend.model) for r in requests]
-        results: list[ChatResult | None] = [self.cache.get(k) for k in keys]
+        results = [self.caches[e].get(k) for k, e in zip(keys, episodes)]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
 
             def store(index: int, result: ChatResult) -> None:
-                self.cache.put(keys[missing[index]], result)
+                self.caches[episodes[missing[index]]].put(keys[missing[index]], result)
                 self.calls_made += 1
 
             fresh = self.backend.complete([requests[i] for i in missing], store)
@@ -84,18 +97,18 @@ class Decider:
                 results[i] = result
                 if result.mode == MALFORMED:
                     server = getattr(self.backend, "base_url", self.backend.name)
-                    cell = str(self.cache.path).removesuffix(".calls.jsonl")
+                    cell = str(self.caches[episodes[i]].path).removesuffix(".calls.jsonl")
                     log.warning("cell %s: %s answered with a malformed response: counted as an invalid reply", cell, server)
         return results  # type: ignore[return-value]  # every slot is filled above
 
-    def decide(self, requests: list[ChatRequest]) -> list[Decision]:
-        results = self.complete(requests)
+    def decide(self, requests: list[ChatRequest], episodes: list[int]) -> list[Decision]:
+        results = self.complete(requests, episodes)
         checked = [check(r.text, q.schema) for r, q in zip(results, requests)]
         bad = [i for i, (_, error) in enumerate(checked) if error is not None]
-        repairs = self.complete([repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad])
-        decisions = [Decision(value, VALID, 1, result.usage) for (value, _), result in zip(checked, results)]
+        repairs = self.complete([repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad], [episodes[i] for i in bad])
+        decisions = [Decision(value, result.text, VALID, 1, result.usage) for (value, _), result in zip(checked, results)]
         for i, repaired in zip(bad, repairs):
             value, error = check(repaired.text, requests[i].schema)
             status = REPAIRED if error is None else FALLBACK
-            decisions[i] = Decision(value, status, 2, add(results[i].usage, repaired.usage))
+            decisions[i] = Decision(value, repaired.text, status, 2, add(results[i].usage, repaired.usage))
         return decisions

@@ -1,24 +1,56 @@
-"""Local Hugging Face `transformers` models: one batched, left-padded `generate` per round.
+"""Local Hugging Face `transformers` models: batched, schema-constrained decoding on the KV cache.
+
+Pre-filling is the dear part of a decision on a CPU, and most of a prompt was pre-filled before:
+- the tokens of its system message (the task statement every agent of an episode reads) are
+  pre-filled once per process and reused by every prompt that starts with them;
+- with full history an agent's chat only grows (`ChatRequest.keep_state`): the KV cache of its last
+  prompt and reply is kept, so a round pre-fills only the new user message.
+Rows are left-padded (masked, with positions that skip the padding), decoded token by token, and a row
+that has finished its JSON leaves the batch. Tokens the JSON grammar forces (`{"color":`) are fed
+without sampling. A batch holds at most `batch_rows` rows.
 
 Replies are constrained to the request's JSON Schema by llguidance: at every decoding step each row's
-grammar matcher masks the tokens that cannot continue valid JSON. Sampling happens in the same logits
-processor with one torch Generator per row, seeded by the request's sample index, so a row's reply
-does not depend on which other rows share its batch, up to floating-point rounding (padding changes
-the shapes of the matrix products; bfloat16 makes such differences likelier). Greedy decoding of the
-one-hot result then picks exactly the sampled token. Each reply's latency is its batch's wall time.
+grammar matcher masks the tokens that cannot continue valid JSON, and the row's token is sampled with
+its own torch Generator, seeded by the request's sample index, so a row's reply does not depend on
+which other rows share its batch, up to floating-point rounding (padding changes the shapes of the
+matrix products; bfloat16 makes such differences likelier). Each reply's latency is its batch's wall
+time.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hivebench.cells import digest
 from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Sampling, Usage
+
+
+# Queries per row up to which attention runs on the key/value heads directly (decoding steps).
+SHORT_QUERIES = 16
+
+
+def grouped_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any) -> tuple[Any, None]:
+    """`sdpa`, but a few queries per row (a decoding step, with the tokens the grammar forces) attend
+    on the key/value heads without copying them per query head: transformers packs one query so, and
+    copies the whole KV cache for more, which on a CPU costs more than the attention itself."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    rows, heads, length, dim = query.shape
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups == 1 or length == 1 or length > SHORT_QUERIES or attention_mask is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    packed = query.reshape(rows, heads // groups, groups * length, dim)  # query head g * length + i
+    mask = attention_mask.repeat(1, 1, groups, 1)
+    out = torch.nn.functional.scaled_dot_product_attention(packed, key, value, attn_mask=mask, scale=kwargs.get("scaling"))
+    return out.reshape(rows, heads, length, dim).transpose(1, 2).contiguous(), None
 
 
 @cache
@@ -26,7 +58,8 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process."""
     import torch
     from llguidance.hf import from_tokenizer
-    from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
+    from transformers import AttentionInterface, AutoModelForCausalLM, AutoTokenizer
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
     # `threads` cores (Snakemake gives the job as many), never more than this process may use.
     torch.set_num_threads(min(threads, len(os.sched_getaffinity(0))))
@@ -37,20 +70,19 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    # Eager attention: on a small CPU model the default (sdpa) made first calls 10-50x slower here.
-    model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype), attn_implementation="eager")
+    AttentionInterface.register("hivebench", grouped_attention)
+    AttentionMaskInterface.register("hivebench", sdpa_mask)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype), attn_implementation="hivebench")
     model.eval()
-    # A folder's generation_config.json (repetition penalty, top-k, ...) would be merged into every
-    # generate call, unseen by the config and the cache key: sampling here is only what a request says.
-    model.generation_config = GenerationConfig()
     vocab = model.get_output_embeddings().weight.shape[0]
     return model, tokenizer, from_tokenizer(tokenizer, n_vocab=vocab)
 
 
 class SchemaSampler:
-    """A logits processor: mask each row to its JSON grammar, then sample one token per row."""
+    """Each row's JSON grammar matcher and random generator: masks a step's logits to the tokens that
+    can continue valid JSON, samples one token per row and feeds it to the row's matcher."""
 
-    def __init__(self, ll_tokenizer: Any, requests: list[ChatRequest], prompt_length: int):
+    def __init__(self, ll_tokenizer: Any, requests: list[ChatRequest]):
         import torch
         from llguidance import LLMatcher
 
@@ -63,26 +95,32 @@ class SchemaSampler:
                 raise BackendError(f"the decision schema cannot be compiled to a grammar: {matcher.get_error()}")
         self.sampling = [r.sampling for r in requests]
         self.generators = [torch.Generator().manual_seed(r.sample) for r in requests]
-        self.prompt_length = prompt_length
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        import torch
-        from llguidance.torch import allocate_token_bitmask, fill_next_token_bitmask
+    def choose(self, logits: Any, rows: list[int]) -> list[int]:
+        """One token for each of `rows` (logits row i is rows[i]'s), consumed by its matcher."""
+        from llguidance.torch import allocate_token_bitmask, apply_token_bitmask_inplace, fill_next_token_bitmask
 
-        rows, vocab = scores.shape
-        if input_ids.shape[1] > self.prompt_length:  # consume the token each row just emitted
-            for row, matcher in enumerate(self.matchers):
-                if not matcher.is_stopped():
-                    matcher.consume_token(int(input_ids[row, -1]))
-        bitmask = allocate_token_bitmask(rows, vocab)
-        for row, matcher in enumerate(self.matchers):
-            fill_next_token_bitmask(matcher, bitmask, row)
-        allowed = np.unpackbits(bitmask.numpy().view(np.uint8), axis=1, bitorder="little")[:, :vocab]
-        masked = scores.float().masked_fill(torch.from_numpy(allowed == 0), float("-inf"))
-        chosen = [self._sample(masked[row], self.sampling[row], self.generators[row]) for row in range(rows)]
-        onehot = torch.full_like(scores, float("-inf"))
-        onehot[torch.arange(rows), torch.tensor(chosen)] = 0.0
-        return onehot
+        bitmask = allocate_token_bitmask(len(rows), logits.shape[1])
+        for i, row in enumerate(rows):
+            fill_next_token_bitmask(self.matchers[row], bitmask, i)
+        logits = logits.float()
+        apply_token_bitmask_inplace(logits, bitmask)
+        chosen = [self._sample(logits[i], self.sampling[row], self.generators[row]) for i, row in enumerate(rows)]
+        for row, token in zip(rows, chosen):
+            if not self.matchers[row].is_stopped():
+                self.matchers[row].consume_token(token)
+        return chosen
+
+    def stopped(self, row: int) -> bool:
+        """The row's JSON is complete (only the end of the reply can follow)."""
+        return self.matchers[row].is_stopped()
+
+    def forced(self, row: int, most: int) -> list[int]:
+        """The next tokens the row's grammar allows no alternative to (at most `most`), consumed."""
+        tokens = self.matchers[row].compute_ff_tokens()[:most]
+        if tokens:
+            self.matchers[row].consume_tokens(tokens)
+        return tokens
 
     @staticmethod
     def _sample(logits: Any, sampling: Sampling, generator: Any) -> int:
@@ -98,51 +136,185 @@ class SchemaSampler:
         return int(torch.multinomial(probs, 1, generator=generator))
 
 
+@dataclass
+class State:
+    """A KV cache of one row: the tokens it holds and, per layer, their keys and values
+    (1, heads, tokens, head dim)."""
+
+    tokens: list[int]
+    layers: list[tuple[Any, Any]]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(keys.nbytes + values.nbytes for keys, values in self.layers)
+
+    def head(self, length: int) -> State:
+        return State(self.tokens[:length], [(k[:, :, :length], v[:, :, :length]) for k, v in self.layers])
+
+
+def common_length(a: list[int], b: list[int]) -> int:
+    """How many tokens two sequences share from the start."""
+    size = min(len(a), len(b))
+    differ = np.flatnonzero(np.asarray(a[:size]) != np.asarray(b[:size]))
+    return int(differ[0]) if len(differ) else size
+
+
+def chat_key(messages: Any) -> str:
+    return digest([dict(m) for m in messages])
+
+
+# System-message prefixes kept per process: a job meets one per episode shape.
+PREFIXES_KEPT = 16
+# Agents' KV caches kept from one round to the next (full history); beyond this the oldest go.
+STATES_KEPT_MB = 1024
+
+
 class TransformersBackend:
     name = "transformers"
 
-    def __init__(self, model: str, path: str, threads: int = 1, dtype: str = "float32"):
+    def __init__(self, model: str, path: str, threads: int = 1, dtype: str = "float32", batch_rows: int = 64, reuse: bool = True):
         self.model = f"{model}:{dtype}"  # the weights' precision changes replies: part of the cache key
         self.path = path
         self.threads = threads
         self.dtype = dtype
+        self.batch_rows = batch_rows
+        self.reuse = reuse  # False: every prompt pre-filled whole (the reference for tests and benchmarks)
+        self.prefixes: dict[tuple[int, ...], State] = {}  # system-message tokens -> their KV cache
+        self.states: dict[str, State] = {}  # a chat with its reply -> its KV cache (full history)
+        self.prefilled = {"reused": 0, "computed": 0}  # prompt tokens whose KV cache was reused, computed
+        self.seconds = {"prefill": 0.0, "decode": 0.0}  # wall time in the model, for benchmarks
 
     def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
-        results: list[ChatResult | None] = [None] * len(requests)
+        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype)
+        prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in requests]
+        tokens = tokenizer(prompts, add_special_tokens=False)["input_ids"]
         groups: dict[Sampling, list[int]] = {}
         for i, request in enumerate(requests):
             groups.setdefault(request.sampling, []).append(i)
+        results: list[ChatResult | None] = [None] * len(requests)
         for sampling, members in groups.items():
-            for offset, result in enumerate(self._generate([requests[i] for i in members], sampling)):
-                results[members[offset]] = result
-                on_result(members[offset], result)
-        return results  # type: ignore[return-value]
+            for start in range(0, len(members), self.batch_rows):
+                chunk = members[start : start + self.batch_rows]
+                for i, result in zip(chunk, self._decode([tokens[i] for i in chunk], [requests[i] for i in chunk], sampling)):
+                    results[i] = result
+                    on_result(i, result)
+        return results  # type: ignore[return-value]  # every request is in one group
 
-    def _generate(self, requests: list[ChatRequest], sampling: Sampling) -> list[ChatResult]:
+    def _reused(self, request: ChatRequest, tokens: list[int]) -> State | None:
+        """The longest KV cache this process holds of the prompt's first tokens (never all of them:
+        the last one is pre-filled for its logits): the agent's previous chat and reply, or its
+        system message."""
+        if not self.reuse:
+            return None
+        state = self.states.pop(chat_key(request.messages[:-1]), None) or self._prefix(request)
+        length = 0 if state is None else min(common_length(state.tokens, tokens), len(tokens) - 1)
+        return state.head(length) if state is not None and length > 0 else None
+
+    def _prefix(self, request: ChatRequest) -> State | None:
+        """The KV cache of the request's system message as its template renders it alone, pre-filled
+        once (None without one)."""
         import torch
-        from transformers import GenerationConfig, LogitsProcessorList
+
+        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype)
+        if request.messages[0]["role"] != "system":
+            return None
+        text = tokenizer.apply_chat_template([request.messages[0]], tokenize=False)
+        prefix = tuple(tokenizer(text, add_special_tokens=False)["input_ids"])
+        if prefix not in self.prefixes:
+            with torch.inference_mode():
+                out = model(input_ids=torch.tensor([prefix]), use_cache=True, logits_to_keep=1)
+            self.prefixes[prefix] = State(list(prefix), [(layer.keys, layer.values) for layer in out.cache.layers])
+            self.prefilled["computed"] += len(prefix)
+            if len(self.prefixes) > PREFIXES_KEPT:
+                del self.prefixes[next(iter(self.prefixes))]  # the oldest
+        return self.prefixes[prefix]
+
+    def _keep(self, key: str, state: State) -> None:
+        self.states[key] = state
+        total = sum(s.nbytes for s in self.states.values())
+        while total > STATES_KEPT_MB * 2**20 and len(self.states) > 1:
+            total -= self.states.pop(next(iter(self.states))).nbytes  # the oldest
+
+    def _decode(self, prompts: list[list[int]], requests: list[ChatRequest], sampling: Sampling) -> list[ChatResult]:
+        import torch
+        from transformers import DynamicCache
 
         model, tokenizer, ll_tokenizer = load_model(self.path, self.threads, self.dtype)
-        prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in requests]
-        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-        width = batch["input_ids"].shape[1]
-        sampler = SchemaSampler(ll_tokenizer, requests, width)
-        config = GenerationConfig(
-            max_new_tokens=sampling.max_tokens,
-            do_sample=False,
-            eos_token_id=tokenizer.eos_token_id,
-            pad_token_id=tokenizer.pad_token_id,
-        )
         started = time.perf_counter()
+        sampler = SchemaSampler(ll_tokenizer, requests)
+        reused = [self._reused(r, t) for r, t in zip(requests, prompts)]
+        kept = [0 if state is None else len(state.tokens) for state in reused]
+        # Tokens the grammar forces before any choice are pre-filled with the prompt.
+        generated = [sampler.forced(row, sampling.max_tokens) for row in range(len(requests))]
+        fed = [len(g) for g in generated]  # generated tokens already in the KV cache
+        rows = [prompt[k:] + g for prompt, k, g in zip(prompts, kept, generated)]
+        count, longest, width = len(rows), max(kept), max(map(len, rows))
+        mask = torch.zeros((count, longest + width), dtype=torch.long)
+        input_ids = torch.full((count, width), tokenizer.pad_token_id, dtype=torch.long)
+        cache = DynamicCache(config=model.config)
+        if longest:  # every row's reused KV cache, right-aligned to the longest
+            first = next(state for state in reused if state is not None)
+            for layer, (like, _) in enumerate(first.layers):
+                shape = (count, like.shape[1], longest, like.shape[3])
+                keys, values = torch.zeros(shape, dtype=like.dtype), torch.zeros(shape, dtype=like.dtype)
+                for r, state in enumerate(reused):
+                    if state is not None:
+                        keys[r, :, longest - kept[r] :], values[r, :, longest - kept[r] :] = state.layers[layer][0][0], state.layers[layer][1][0]
+                cache.update(keys, values, layer)
+        for r, row in enumerate(rows):
+            mask[r, longest - kept[r] : longest] = 1
+            mask[r, longest + width - len(row) :] = 1
+            input_ids[r, width - len(row) :] = torch.tensor(row)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)  # padding takes no position
+        self.prefilled["reused"] += sum(kept)
+        self.prefilled["computed"] += sum(map(len, rows))
+        live = list(range(count))
         with torch.inference_mode():
-            output = model.generate(**batch, generation_config=config, logits_processor=LogitsProcessorList([sampler]))
-        latency = time.perf_counter() - started
-        results = []
-        for row in range(len(requests)):
-            generated = output[row, width:].tolist()
-            if tokenizer.eos_token_id in generated:
-                generated = generated[: generated.index(tokenizer.eos_token_id) + 1]
-            text = tokenizer.decode(generated, skip_special_tokens=True)
-            usage = Usage(int(batch["attention_mask"][row].sum()), len(generated), round(latency, 6), 0)
-            results.append(ChatResult(text, usage, "constrained"))
-        return results
+            out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions[:, longest:], cache=cache, use_cache=True, logits_to_keep=1)
+            position = positions[:, -1]
+            prefilled = time.perf_counter()
+            while live:
+                chosen = sampler.choose(out.logits[:, -1], live)
+                feeds, going = [], []
+                for i, (row, token) in enumerate(zip(live, chosen)):
+                    generated[row].append(token)
+                    forced = [] if token == tokenizer.eos_token_id else sampler.forced(row, sampling.max_tokens - len(generated[row]))
+                    generated[row] += forced
+                    if token == tokenizer.eos_token_id or sampler.stopped(row) or len(generated[row]) >= sampling.max_tokens:
+                        if requests[row].keep_state and self.reuse:
+                            self._keep_row(requests[row], prompts[row] + generated[row][: fed[row]], cache, mask[i], i, tokenizer.decode(generated[row], skip_special_tokens=True))
+                    else:
+                        feeds.append([token, *forced])
+                        going.append(i)
+                        fed[row] = len(generated[row])
+                if not going:
+                    break
+                if len(going) < len(live):  # finished rows leave the batch
+                    index = torch.tensor(going)
+                    cache.batch_select_indices(index)
+                    mask, position = mask[index], position[index]
+                    live = [live[i] for i in going]
+                step = max(map(len, feeds))
+                new = torch.zeros((len(live), step), dtype=torch.long)
+                ids = torch.full((len(live), step), tokenizer.pad_token_id, dtype=torch.long)
+                for j, feed in enumerate(feeds):
+                    new[j, step - len(feed) :] = 1
+                    ids[j, step - len(feed) :] = torch.tensor(feed)
+                mask = torch.cat([mask, new], dim=1)
+                steps = position[:, None] + new.cumsum(-1)
+                position = steps[:, -1]
+                out = model(input_ids=ids, attention_mask=mask, position_ids=steps, cache=cache, use_cache=True, logits_to_keep=1)
+        ended = time.perf_counter()
+        self.seconds["prefill"] += prefilled - started
+        self.seconds["decode"] += ended - prefilled
+        latency = round(ended - started, 6)
+        return [
+            ChatResult(tokenizer.decode(tokens, skip_special_tokens=True), Usage(len(prompt), len(tokens), latency, 0), "constrained")
+            for prompt, tokens in zip(prompts, generated)
+        ]
+
+    def _keep_row(self, request: ChatRequest, tokens: list[int], cache: Any, mask: Any, index: int, text: str) -> None:
+        """Keep a finished row's KV cache for the agent's next round (its chat with this reply)."""
+        where = mask.nonzero().squeeze(1)
+        layers = [(layer.keys[index : index + 1, :, where], layer.values[index : index + 1, :, where]) for layer in cache.layers]
+        self._keep(chat_key((*request.messages, {"role": "assistant", "content": text})), State(tokens, layers))

@@ -1,7 +1,8 @@
 """AgentsNet as an LLM agent reads it. The system message states the rules as the AgentsNet
-reference prompt does (its name, its neighbours' names, n, R, synchronous rounds, the problem); each
-round's user message holds the messages delivered to the agent, its earlier rounds (all, or the last
-K), and its private notes. In rounds 0..R-1 it replies {"messages": {neighbour: text}, "notes"}, in
+reference prompt does (n, R, synchronous rounds, the problem), the same for every agent of an episode
+(so a local model pre-fills it once); each round's user message holds the agent's name and its
+neighbours' names, the messages delivered to it, its last K rounds (with full history the earlier
+rounds are the chat's earlier turns), and its private notes. In rounds 0..R-1 it replies {"messages": {neighbour: text}, "notes"}, in
 round R {"answer": one of its options, "notes"}. Without a valid reply an agent sends nothing, or
 gives no answer (which scores as an invalid answer)."""
 
@@ -13,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.engine.media import Outbox
-from hivebench.models import Message
 from hivebench.suites.agentsnet.task import NetActions, NetViews
 
 TASKS = {
@@ -43,8 +43,8 @@ TASKS = {
     ),
 }
 SYSTEM = (
-    "You are {name}, one of {n} agents. Each agent has a unique name and can only exchange messages with its "
-    "neighbours; yours are {neighbours}. You cannot see or reach anyone else unless your neighbours relay it. {short}\n"
+    "You are one of {n} agents. Each agent has a unique name and can only exchange messages with its "
+    "neighbours. You cannot see or reach anyone else unless your neighbours relay it. {short}\n"
     "The process is synchronous: in each of {rounds} rounds every agent sends its messages at the same time and "
     "reads its neighbours' messages at the start of the next round. You may send one message to each neighbour "
     "per round (at most {chars} characters each), or leave a neighbour out. After the last round you must {long}\n"
@@ -71,6 +71,9 @@ class NetView:
     def agents(self, views: NetViews) -> int:
         return views.block.agents
 
+    def live(self, views: NetViews) -> np.ndarray:
+        return views.agent_rounds >= views.step
+
     def reply_schema(self, views: NetViews, agent: int) -> dict[str, Any]:
         """Its own options, or messages to its own neighbours by name, each within the size cap."""
         if views.final(agent):
@@ -79,22 +82,24 @@ class NetView:
         text = {"type": "string", "maxLength": views.message_chars}
         return {"messages": {"type": "object", "properties": dict.fromkeys(names, text), "additionalProperties": False}}
 
-    def messages(self, views: NetViews, agent: int, notes: str, window: int | None, chars: int) -> tuple[Message, ...]:
-        block, rounds = views.block, int(views.agent_rounds[agent])
+    def system(self, views: NetViews, agent: int, chars: int) -> str:
         short, long = TASKS[views.problem]
-        system = SYSTEM.format(
-            name=block.names[agent], n=block.n, neighbours=", ".join(block.names[u] for u in block.neighbours(agent)),
-            short=short, rounds=rounds, chars=views.message_chars, long=long.format(k=block.graph(agent).max_degree + 1),
-        )  # fmt: skip
-        lines = [f"Round {views.step + 1} of {rounds + 1}."]
-        first = 0 if window is None else max(0, views.step - window)
+        k = views.block.graph(agent).max_degree + 1
+        return SYSTEM.format(
+            n=views.block.n, short=short, rounds=int(views.agent_rounds[agent]), chars=views.message_chars, long=long.format(k=k)
+        )
+
+    def turn(self, views: NetViews, agent: int, notes: str, window: int, chars: int) -> str:
+        block, rounds = views.block, int(views.agent_rounds[agent])
+        neighbours = ", ".join(block.names[u] for u in block.neighbours(agent))
+        lines = [f"You are {block.names[agent]}; your neighbours are {neighbours}.", f"Round {views.step + 1} of {rounds + 1}."]
+        first = max(0, views.step - window)
         history = []
         for t in range(first, views.step):
             received = inbox_lines(views, views.sent[t - 1], agent) if t > 0 else []
             history += [f"Round {t + 1}: you received", *(received or ["  nothing"]), "and sent", *(sent_lines(views, views.sent[t], agent) or ["  nothing"])]
         if history:
-            label = "all earlier rounds" if window is None else f"the last {min(window, views.step)} rounds"
-            lines += [f"Your earlier rounds ({label}):", *history]
+            lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
         received = inbox_lines(views, views.inbox, agent)
         lines += ["Messages from your neighbours this round:", *(received or ["  none"])]
         lines += ["Your notes from last round:", notes if notes else "(none yet)", ""]
@@ -107,7 +112,7 @@ class NetView:
                 f"{left} round{'s' if left > 1 else ''} of messages left, this one included. Reply with only a JSON object: "
                 f'{{"messages": {{"<neighbour name>": "<message>", ...}}, "notes": "<at most {chars} characters>"}}'
             )
-        return ({"role": "system", "content": system}, {"role": "user", "content": "\n".join(lines)})
+        return "\n".join(lines)
 
     def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:
         """Messages from the agents still sending, answers from those in their episode's round R."""

@@ -25,6 +25,7 @@ class ColoringViews:
 
     step: int
     horizon: int  # T, the number of rounds in the episode
+    n: int  # agents per episode (agent v is agent v mod n of episode v // n)
     num_colors: int
     colors: np.ndarray  # (n,) each agent's current colour
     neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
@@ -127,6 +128,7 @@ class ColoringTask:
         return ColoringViews(
             step=self.t,
             horizon=self.steps,
+            n=self.n,
             num_colors=self.num_colors,
             colors=past[self.t],
             neighbor_counts=self.neighbor_counts(past[self.t]),

@@ -1,6 +1,9 @@
-"""LoopBench as an LLM agent reads it: each agent's prompt holds the task, its id, its own and its
-neighbours' colours, its local history (all earlier rounds, as in the paper, or the last K) and the
-notes it wrote last round; it replies {color, notes}. An agent without a valid reply keeps its colour.
+"""LoopBench as an LLM agent reads it: the system message states the task and the reply format, the
+same for every agent of an episode (so a local model pre-fills it once); each round's user message
+holds the agent's id, its own and its neighbours' colours, the last K rounds of its local history
+(with full history the earlier rounds are the chat's earlier turns) and the notes it wrote last round.
+It replies {color, notes}. An agent without a valid reply keeps its colour. Ids are within the agent's
+episode (0..n-1).
 """
 
 from __future__ import annotations
@@ -9,17 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.models import Message
 from hivebench.suites.loopbench.task import ColoringViews
 
 SYSTEM = (
-    "You are agent {agent}, one of {n} agents. Each agent controls one node of a graph and every round "
+    "You are one of {n} agents. Each agent controls one node of a graph and every round "
     "picks one of {c} colours, numbered 0 to {top}. All agents choose at the same time and cannot talk "
     "to each other. An edge whose two nodes have the same colour is a conflict; together the agents "
     "should reach as few conflicts as possible and stay there. You see only your own colour, your "
     "neighbours' colours and your own history. You also keep private notes: whatever you write in "
     "\"notes\" is shown to you, and only you, next round. Use them to record what you observe and the "
-    "strategy you follow."
+    "strategy you follow.\n"
 )
 REPLY = (
     'Reply with only a JSON object: {{"color": <an integer from 0 to {top}>, "notes": "<your private '
@@ -27,10 +29,10 @@ REPLY = (
 )
 
 
-def history_lines(views: ColoringViews, agent: int, window: int | None) -> list[str]:
-    """Earlier rounds, oldest first: this agent's colour, then its neighbours' (the paper's H_t(v))."""
+def history_lines(views: ColoringViews, agent: int, window: int) -> list[str]:
+    """The last `window` rounds, oldest first: this agent's colour, then its neighbours' (the paper's H_t(v))."""
     neighbours = views.neighbors_of(agent)
-    first = 0 if window is None else max(0, views.step - window)
+    first = max(0, views.step - window)
     return [
         f"  {'start' if t == 0 else f'after round {t}'}: you {views.history[t, agent]}; neighbours "
         + ", ".join(str(views.history[t, u]) for u in neighbours)
@@ -38,20 +40,19 @@ def history_lines(views: ColoringViews, agent: int, window: int | None) -> list[
     ]
 
 
-def user_prompt(views: ColoringViews, agent: int, notes: str, window: int | None, chars: int) -> str:
+def user_prompt(views: ColoringViews, agent: int, notes: str, window: int) -> str:
     neighbours = views.neighbors_of(agent)
     lines = [
-        f"Round {views.step + 1} of {views.horizon}.",
+        f"You are agent {agent % views.n}. Round {views.step + 1} of {views.horizon}.",
         f"Your colour now: {views.colors[agent]}.",
         "Your neighbours' colours now: "
-        + ", ".join(f"agent {u}: {views.colors[u]}" for u in neighbours)
+        + ", ".join(f"agent {u % views.n}: {views.colors[u]}" for u in neighbours)
         + f" ({int(views.own_conflicts[agent])} of them conflict with you).",
     ]
     history = history_lines(views, agent, window)
     if history:
-        label = "all earlier rounds" if window is None else f"the last {len(history)} rounds"
-        lines += [f"History ({label}, oldest first):", *history]
-    lines += ["Your notes from last round:", notes if notes else "(none yet)", "", REPLY.format(top=views.num_colors - 1, chars=chars)]
+        lines += [f"History (the last {len(history)} rounds, oldest first):", *history]
+    lines += ["Your notes from last round:", notes if notes else "(none yet)"]
     return "\n".join(lines)
 
 
@@ -61,16 +62,18 @@ class ColoringView:
     def agents(self, views: ColoringViews) -> int:
         return len(views.colors)
 
+    def live(self, views: ColoringViews) -> np.ndarray:
+        return np.ones(len(views.colors), dtype=bool)  # a block's episodes share the horizon
+
     def reply_schema(self, views: ColoringViews, agent: int) -> dict[str, Any]:
         return {"color": {"type": "integer", "minimum": 0, "maximum": views.num_colors - 1}}
 
-    def messages(self, views: ColoringViews, agent: int, notes: str, window: int | None, chars: int) -> tuple[Message, ...]:
-        """The task as the system message, the agent's local view as the user's."""
-        n, c = len(views.colors), views.num_colors
-        return (
-            {"role": "system", "content": SYSTEM.format(agent=agent, n=n, c=c, top=c - 1)},
-            {"role": "user", "content": user_prompt(views, agent, notes, window, chars)},
-        )
+    def system(self, views: ColoringViews, agent: int, chars: int) -> str:
+        c = views.num_colors
+        return SYSTEM.format(n=views.n, c=c, top=c - 1) + REPLY.format(top=c - 1, chars=chars)
+
+    def turn(self, views: ColoringViews, agent: int, notes: str, window: int, chars: int) -> str:
+        return user_prompt(views, agent, notes, window)
 
     def actions(self, views: ColoringViews, replies: list[dict[str, Any] | None]) -> np.ndarray:
         """Each agent's colour; one without a valid reply keeps its colour (the fallback)."""
