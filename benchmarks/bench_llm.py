@@ -1,96 +1,115 @@
-"""LLM decisions per second and prompt sizes, each against a named baseline.
+"""LLM decisions per second, each against a named baseline measured in the same run.
 
 1. transformers backend, SmolLM2-135M-Instruct (bfloat16 as in the default study, or --dtype), one
-   LoopBench round of 11 agents (C11, round 8, history 3): one batched `generate` for all 11 vs one
-   call per agent (the baseline).
+   thread: a LoopBench job block of --seeds C11 episodes played in lockstep through the engine (one
+   batch per round for every agent of every episode, the shared system prefix pre-filled once, with
+   full history each agent's KV cache kept across rounds, grammar-forced tokens fed unsampled) vs one
+   call per agent, every prompt pre-filled whole (the baseline: the same requests, a sample of them,
+   one at a time). With the share of pre-filling and decoding in a decision's time, for each.
+   Both for `history: 3` (the default study) and `history: full` (the paper).
 2. OpenAI-compatible backend against vLLM's CPU build serving the tiny random model (tests/
-   tiny_model.py; needs `make vllm`): the same 11 requests at concurrency 11 vs concurrency 1.
-3. Prompt tokens per decision over a 15-round C11 episode (SmolLM2's tokenizer): full history
-   (the paper) vs the last 3 rounds.
-Every request has its own sample index, so no call is answered twice and no cache is involved.
-Usage: python benchmarks/bench_llm.py [--rounds N] [--skip-server]
+   tiny_model.py; needs `make vllm`): the same block at concurrency = every agent of the block vs
+   concurrency 1 (the baseline).
+Every request has its own sample index, so no call is answered twice; each run has its own empty
+response cache.
+Usage: python benchmarks/bench_llm.py [--seeds S] [--rounds T] [--skip-server]
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from hivebench.cells import study_blocks  # noqa: E402
 from hivebench.config import validate  # noqa: E402
-from hivebench.estimate import episode_estimate, token_counter  # noqa: E402
-from hivebench.agents.llm import LLMAgent  # noqa: E402
-from hivebench.suites.loopbench.text import ColoringView  # noqa: E402
+from hivebench.engine.loop import play_block  # noqa: E402
 from hivebench.models import ChatRequest  # noqa: E402
 from hivebench.models.builtin import folder, prepare  # noqa: E402
-from hivebench.seeding import Streams  # noqa: E402
-from hivebench.suites.loopbench.task import ColoringTask  # noqa: E402
+from hivebench.models.open import backend_for  # noqa: E402
 
 SMOLLM2 = "SmolLM2-135M-Instruct"
+N = 11
+BASELINE_SAMPLE = 24  # requests replayed one at a time for the baseline
 
 
-def round_requests(model: str, backend: str, sample_base: int, **extra: str) -> list[ChatRequest]:
-    """The 11 requests of round 8 of a C11 episode where agents alternate colours as they go."""
+def block_cells(method: dict[str, Any], seeds: int, rounds: int, scratch: Path) -> list[dict[str, Any]]:
     config = validate(
         {
-            "tasks": {"cycle": {"kind": "coloring", "steps": 15}},
-            "methods": {"m": {"kind": "llm", "backend": backend, "model": model, "history": 3, "notes_chars": 40, "max_tokens": 64, **extra}},
-            "studies": {"s": {"tasks": ["cycle"], "methods": ["m"], "populations": [11], "seeds": 1}},
+            "tasks": {"cycle": {"kind": "coloring", "steps": rounds}},
+            "methods": {"m": {"kind": "llm", "notes_chars": 32, "max_tokens": 64, "seeds_per_job": seeds, **method}},
+            "studies": {"s": {"tasks": ["cycle"], "methods": ["m"], "populations": [N], "seeds": seeds}},
         },
-        "bench",
+        str(scratch / "config.yaml"),
     )  # fmt: skip
-    cell = next(study_blocks(config, "s", Path("."))[0].cells())
-    task = ColoringTask(cell["task"]["params"], 11)
-    task.reset([0])
-    for t in range(7):
-        task.step((task.observe().colors + (t % 2)) % 2)
-    with tempfile.TemporaryDirectory() as scratch:
-        method = LLMAgent(cell["method"]["params"], Streams([sample_base], "policy"), [Path(scratch) / "calls.jsonl"], ColoringView())
-        method.notes = [["Neighbours flip with me every round; wait one round."] * 11]
-        return method.requests(task.observe(), np.arange(11))
+    return list(study_blocks(config, "s", scratch)[0].cells())
 
 
-def decisions_per_second(backend, requests_for, rounds: int, one_by_one: bool) -> float:
-    backend.complete(requests_for(-1)[:1], lambda i, r: None)  # warm-up: load the model / connect
+def play_recorded(cells: list[dict[str, Any]]) -> tuple[float, list[ChatRequest]]:
+    """Seconds to play the block, and every request its backend was asked."""
+    backend = backend_for(cells[0]["method"]["params"])
+    asked: list[ChatRequest] = []
+    complete = backend.complete
+
+    def recording(requests: list[ChatRequest], on_result: Any) -> Any:
+        asked.extend(requests)
+        return complete(requests, on_result)
+
+    backend.complete = recording  # type: ignore[method-assign]
     started = time.perf_counter()
-    decisions = 0
-    for r in range(rounds):
-        requests = requests_for(r)
-        batches = [[q] for q in requests] if one_by_one else [requests]
-        for batch in batches:
-            backend.complete(batch, lambda i, res: None)
-        decisions += len(requests)
-    return decisions / (time.perf_counter() - started)
+    play_block(cells)
+    elapsed = time.perf_counter() - started
+    del backend.complete
+    return elapsed, asked
 
 
-def bench_transformers(rounds: int, dtype: str) -> None:
-    from hivebench.models.local import TransformersBackend
+def shares(seconds: dict[str, float]) -> str:
+    total = sum(seconds.values())
+    return f"pre-fill {seconds['prefill'] / total:.0%}, decode {seconds['decode'] / total:.0%}"
+
+
+def bench_transformers(seeds: int, rounds: int, dtype: str) -> None:
+    from hivebench.models.local import TransformersBackend, load_model
 
     path = folder(SMOLLM2)
     if not (path / "config.json").is_file():
         path = prepare(SMOLLM2, Path(tempfile.mkdtemp()) / SMOLLM2)
-    backend = TransformersBackend(SMOLLM2, str(path), threads=1, dtype=dtype)
-    requests_for = lambda r: round_requests(SMOLLM2, "transformers", 100 + r)  # noqa: E731
-    batched = decisions_per_second(backend, requests_for, rounds, one_by_one=False)
-    single = decisions_per_second(backend, requests_for, rounds, one_by_one=True)
-    print(f"transformers, {SMOLLM2}, {dtype}, 1 thread, {rounds} rounds of 11 agents:")
-    print(f"  one call per agent (baseline): {single:6.2f} decisions/s")
-    print(f"  one batched generate per round: {batched:6.2f} decisions/s  ({batched / single:.2f}x)")
+    load_model(str(path), 1, dtype)  # loaded once, outside every timing
+    print(f"transformers, {SMOLLM2}, {dtype}, 1 thread, C{N}, {seeds} seeds x {rounds} rounds:")
+    for history in (3, "full"):
+        scratch = Path(tempfile.mkdtemp())
+        method = {"backend": "transformers", "model": str(path), "dtype": dtype, "history": history, "temperature": 1.0}
+        cells = block_cells(method, seeds, rounds, scratch)
+        backend = backend_for(cells[0]["method"]["params"])
+        backend.seconds, backend.prefilled = {"prefill": 0.0, "decode": 0.0}, {"reused": 0, "computed": 0}
+        elapsed, asked = play_recorded(cells)
+        fast = len(asked) / elapsed
+        reused = backend.prefilled["reused"] / sum(backend.prefilled.values())
+        fast_shares = shares(backend.seconds)
+        whole = TransformersBackend(SMOLLM2, str(path), threads=1, dtype=dtype, reuse=False)
+        sample = random.Random(0).sample(asked, min(BASELINE_SAMPLE, len(asked)))
+        started = time.perf_counter()
+        for request in sample:
+            whole.complete([request], lambda i, r: None)
+        single = len(sample) / (time.perf_counter() - started)
+        print(f"  history {history}:")
+        print(f"    one call per agent, whole prompts (baseline): {single:6.2f} decisions/s  ({shares(whole.seconds)})")
+        print(
+            f"    lockstep block, KV caches reused:             {fast:6.2f} decisions/s  ({fast / single:.2f}x; "
+            f"{fast_shares}; {reused:.0%} of prompt tokens reused)"
+        )
 
 
-def bench_server(rounds: int) -> None:
-    from servers import VLLM_PYTHON, start_vllm
+def bench_server(seeds: int, rounds: int) -> None:
+    from servers import VLLM_PYTHON, start_vllm, stop_vllm
     from tiny_model import build
-
-    from hivebench.models.remote import OpenAIBackend
 
     if not VLLM_PYTHON.exists():
         print(f"server backend: skipped, no vLLM at {VLLM_PYTHON} (make vllm)")
@@ -98,50 +117,29 @@ def bench_server(rounds: int) -> None:
     scratch = Path(tempfile.mkdtemp())
     process, url = start_vllm(build(scratch / "tiny"), "tiny", scratch / "vllm.log")
     try:
-        requests_for = lambda r: round_requests("tiny", "openai", 100 + r, base_url=url + "/v1")  # noqa: E731
-        results = {}
-        for concurrency in (1, 11):
-            backend = OpenAIBackend("tiny", url + "/v1", None, concurrency=concurrency)
-            results[concurrency] = decisions_per_second(backend, requests_for, rounds, one_by_one=False)
+        rates = {}
+        for concurrency in (1, seeds * N):
+            method = {"backend": "openai", "model": "tiny", "base_url": url + "/v1", "concurrency": concurrency}
+            cells = block_cells(method, seeds, rounds, Path(tempfile.mkdtemp()))
+            elapsed, asked = play_recorded(cells)
+            rates[concurrency] = len(asked) / elapsed
     finally:
-        process.terminate()
-        process.wait(timeout=60)
-    print(f"openai-compatible backend, vLLM CPU build, tiny random model, {rounds} rounds of 11 agents:")
-    print(f"  concurrency 1 (baseline): {results[1]:6.2f} decisions/s")
-    print(f"  concurrency 11:           {results[11]:6.2f} decisions/s  ({results[11] / results[1]:.2f}x)")
-
-
-def bench_prompt_tokens() -> None:
-    path = folder(SMOLLM2)
-    print("prompt tokens per decision, C11, 15 rounds, 40-character notes:")
-    sizes = {}
-    for history in ("full", 3):
-        config = validate(
-            {
-                "tasks": {"cycle": {"kind": "coloring", "steps": 15}},
-                "methods": {"m": {"kind": "llm", "backend": "transformers", "model": str(path) if path.exists() else SMOLLM2, "history": history, "notes_chars": 40}},
-                "studies": {"s": {"tasks": ["cycle"], "methods": ["m"], "populations": [11], "seeds": 1}},
-            },
-            "bench",
-        )  # fmt: skip
-        block = study_blocks(config, "s", Path("."))[0]
-        count, approximate = token_counter(block.shared["method"]["params"])
-        calls, tokens = episode_estimate(block.shared, count)
-        sizes[history] = tokens / calls
-        print(f"  history {history!s:>4}: {sizes[history]:7.1f}{' (chars/4)' if approximate else ''}")
-    print(f"  full / last 3: {sizes['full'] / sizes[3]:.2f}x")
+        stop_vllm(process)
+    print(f"openai-compatible backend, vLLM CPU build, tiny random model, C{N}, {seeds} seeds x {rounds} rounds in lockstep:")
+    print(f"  concurrency 1 (baseline): {rates[1]:6.2f} decisions/s")
+    print(f"  concurrency {seeds * N}:          {rates[seeds * N]:6.2f} decisions/s  ({rates[seeds * N] / rates[1]:.2f}x)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seeds", type=int, default=4, help="episodes in the job block")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds per episode")
     parser.add_argument("--skip-server", action="store_true")
     parser.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"], help="SmolLM2 weights")
     args = parser.parse_args()
-    bench_prompt_tokens()
-    bench_transformers(args.rounds, args.dtype)
+    bench_transformers(args.seeds, args.rounds, args.dtype)
     if not args.skip_server:
-        bench_server(args.rounds)
+        bench_server(args.seeds, args.rounds)
 
 
 if __name__ == "__main__":

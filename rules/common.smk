@@ -1,5 +1,6 @@
 # Load and validate the config, expand the matrix into job blocks, path helpers.
-# Imports only hivebench.config / hivebench.cells (standard library, PyYAML, jsonschema).
+# Imports hivebench.config / hivebench.cells (standard library, PyYAML, jsonschema), and the suites'
+# tasks and text views (numpy) to size local-model jobs; never torch or transformers.
 
 import shlex
 import sys
@@ -9,6 +10,7 @@ from snakemake.logging import logger
 
 from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, canonical_json, expand_blocks, rerun_damaged
 from hivebench.config import ConfigError, load, read_yaml, validate
+from hivebench.estimate import block_memory_mb
 from hivebench.models.builtin import BUILTIN, folder
 from hivebench.registry import METHODS, SUITE_OBJECTS
 from hivebench.report import COMMON_FILES, SECTION_FILE, section_files
@@ -106,15 +108,20 @@ def block_models(wildcards):
 
 
 # What an episode job asks the scheduler for, unless the method's `resources` says otherwise:
-# an LLM block runs for hours, a classical block for minutes.
+# an LLM block runs for hours, a classical block for minutes. A local model's job asks for the memory
+# its batches need (hivebench.estimate.block_memory_mb) once the model's folder is there.
 JOB_RESOURCES = {"llm": {"runtime": 240, "mem_mb": 4000}, "classical": {"runtime": 30, "mem_mb": 1000}}
 
 
 def block_resource(name):
     def value(wildcards):
-        method = CONFIG["methods"][block_of(wildcards).shared["method"]["name"]]
-        default = JOB_RESOURCES["llm" if METHODS[method["kind"]].calls_models else "classical"].get(name, "")
-        return method.get("resources", {}).get(name, default)
+        block = block_of(wildcards)
+        method = CONFIG["methods"][block.shared["method"]["name"]]
+        if name in method.get("resources", {}):
+            return method["resources"][name]
+        if name == "mem_mb" and (estimated := block_memory_mb(canonical_json(block.shared), len(block.seeds))) is not None:
+            return estimated
+        return JOB_RESOURCES["llm" if METHODS[method["kind"]].calls_models else "classical"].get(name, "")
 
     return value
 

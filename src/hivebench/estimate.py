@@ -5,17 +5,22 @@ on an episode of the cell's task where every agent takes the suite's fallback ac
 plain-English notes of the full allowed length: the input tokens of a run whose agents use their
 whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are counted with the model's own tokenizer when it is a local folder
 that exists, else as characters / 4 (marked "~"). Output tokens are given as the cap (max_tokens).
-Repairs are not included: each costs at most one more call.
+Repairs are not included: each costs at most one more call. For a local `transformers` model the
+peak memory of a job comes with it (hivebench.models.memory), from its longest prompt, the replies'
+cap and the rows it decodes at once (`batch_rows`, at most every agent of the job's seeds).
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Callable
 
 from hivebench.cells import Block
 from hivebench.models import token_cost
+from hivebench.models.memory import memory_mb, model_config
 from hivebench.models.open import local_path
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.suite import load
@@ -32,6 +37,7 @@ class Estimate:
     input_tokens: int
     output_tokens_max: int
     approximate: bool
+    memory_mb: int | None  # a job's peak, for a local model whose folder is there
 
     def cost(self, prices: dict[str, dict[str, float]]) -> float | None:
         price = prices.get(self.model)
@@ -55,8 +61,9 @@ def token_counter(params: dict[str, Any]) -> tuple[Callable[[list[dict[str, str]
     return lambda messages: sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages), True
 
 
-def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> tuple[int, int]:
-    """(calls, input tokens) of one episode of a block's cells, as the method's policy estimates them."""
+def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str]]], int]) -> tuple[int, int, int]:
+    """(calls, input tokens, longest prompt) of one episode of a block's cells, as the method's policy
+    estimates them."""
     task = task_kind(shared["task"]["kind"]).load()(shared["task"]["params"], shared["population"])
     task.reset([0])
     policy = METHODS[shared["method"]["kind"]].impl(shared["suite"]).load()
@@ -64,9 +71,39 @@ def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str
     return policy.estimate_episode(task, view, shared["method"]["params"], count)
 
 
+def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int) -> int | None:
+    """The peak memory of a job of `seeds` cells of a local model (None: not one, or its folder is
+    not there yet)."""
+    params = shared["method"]["params"]
+    config = model_config(local_path(params["model"])) if params["backend"] == "transformers" else None
+    if config is None:
+        return None
+    rows = min(params["batch_rows"], seeds * shared["population"])
+    return memory_mb(config, params["dtype"], rows, longest + params["max_tokens"], params["history"] == "full")
+
+
+def generous_count(messages: list[dict[str, str]]) -> int:
+    """More tokens than a chat has (a token of a usual tokenizer holds two characters or more), with
+    no tokenizer to load: the workflow sizes jobs with it."""
+    return sum(len(m["content"]) for m in messages) // 2 + 8 * len(messages)
+
+
+@cache
+def block_memory_mb(shared_json: str, seeds: int) -> int | None:
+    """`job_memory_mb` of a job block (its shared spec as canonical JSON), its prompts rendered and
+    counted generously; None where the method is not a local model whose folder is there."""
+    shared = json.loads(shared_json)
+    if not METHODS[shared["method"]["kind"]].calls_models or shared["method"]["params"]["backend"] != "transformers":
+        return None
+    if model_config(local_path(shared["method"]["params"]["model"])) is None:
+        return None
+    _, _, longest = episode_estimate(shared, generous_count)
+    return job_memory_mb(shared, seeds, longest)
+
+
 def estimate(blocks: list[Block]) -> list[Estimate]:
     """One row per (task, LLM method, population) of the given blocks."""
-    per_cell: dict[tuple[str, str, int], tuple[str, int, int, int, bool]] = {}
+    per_cell: dict[tuple[str, str, int], tuple[str, int, int, int, bool, int | None]] = {}
     cells: Counter[tuple[str, str, int]] = Counter()
     counters: dict[str, tuple[Callable[[list[dict[str, str]]], int], bool]] = {}
     for block in blocks:
@@ -80,22 +117,23 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
             if method["name"] not in counters:
                 counters[method["name"]] = token_counter(params)
             count, approximate = counters[method["name"]]
-            calls, tokens = episode_estimate(block.shared, count)
-            per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate)
+            calls, tokens, longest = episode_estimate(block.shared, count)
+            memory = job_memory_mb(block.shared, len(block.seeds), longest)
+            per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate, memory)
     rows = []
-    for (task, name, n), (model, calls, tokens, output, approximate) in per_cell.items():
+    for (task, name, n), (model, calls, tokens, output, approximate, memory) in per_cell.items():
         k = cells[(task, name, n)]
-        rows.append(Estimate(task, name, model, n, k, calls * k, tokens * k, output * k, approximate))
+        rows.append(Estimate(task, name, model, n, k, calls * k, tokens * k, output * k, approximate, memory))
     return rows
 
 
 def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
-    lines = ["task\tmethod\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)"]
+    lines = ["task\tmethod\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)\tjob memory MB"]
     for r in rows:
         mark = "~" if r.approximate else ""
         cost = r.cost(prices)
         lines.append(
             f"{r.task}\t{r.method}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
-            f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}"
+            f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}\t{r.memory_mb or '-'}"
         )
     return "\n".join(lines)

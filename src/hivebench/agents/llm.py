@@ -141,22 +141,24 @@ class LLMAgent:
     @staticmethod
     def estimate_episode(
         task: Any, view: TextView, params: dict[str, Any], count: Callable[[list[Message]], int]
-    ) -> tuple[int, int]:
-        """(calls, input tokens) of one episode of `task` (reset): every prompt rendered for real, on
-        a run where every agent takes the fallback action and carries notes of the full length."""
+    ) -> tuple[int, int, int]:
+        """(calls, input tokens, longest prompt) of one episode of `task` (reset): every prompt
+        rendered for real, on a run where every agent takes the fallback action and carries notes of
+        the full length."""
         chats, chars = Chats(view, params), params["notes_chars"]
         notes = (FILLER * (1 + chars // len(FILLER)))[:chars]
         reply = json.dumps({"notes": notes})  # as long as a reply's notes (full history keeps replies)
-        calls = tokens = 0
+        calls = tokens = longest = 0
         while not task.done:
             observation = task.observe()
             live = np.flatnonzero(view.live(observation)).tolist()
             calls += len(live)
-            tokens += sum(count(list(chats.chat(observation, v, notes))) for v in live)
+            counts = [count(list(chats.chat(observation, v, notes))) for v in live]
+            tokens, longest = tokens + sum(counts), max([longest, *counts])
             for v in live:
                 chats.replied(v, reply)
             task.step(view.actions(observation, [None] * view.agents(observation)))
-        return calls, tokens
+        return calls, tokens, longest
 
     def decide(self, observation: Any) -> Any:
         live = np.flatnonzero(self.view.live(observation))
