@@ -66,13 +66,12 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
         task.step(colors)
     views = task.observe()
     three = user_prompt(views, 1, "[NEW] hold after a flip", 3)
-    assert "You are agent 1. Round 4 of 6." in three and "Your colour now: 1." in three
-    assert "agent 0: 0, agent 2: 0" in three
-    assert "start: you 0; neighbours 0, 0" in three and "after round 2: you 1; neighbours 1, 0" in three
-    assert "[NEW] hold after a flip" in three
+    assert "You are agent 1. Round 4 of 6." in three and "Now: you 1; agent 0: 0, agent 2: 0 (0 conflict with you)." in three
+    assert "start: you 0, neighbours 0 0; after round 1: you 0, neighbours 1 0; after round 2: you 1, neighbours 1 0." in three
+    assert "Your notes: [NEW] hold after a flip" in three
     last = user_prompt(views, 1, "", 1)
-    assert "start:" not in last and "after round 2: you 1" in last and "the last 1 rounds" in last
-    assert "History" not in user_prompt(views, 1, "", 0)
+    assert "Earlier (oldest first): after round 2: you 1, neighbours 1 0." in last and "Your notes: (none yet)" in last
+    assert "Earlier" not in user_prompt(views, 1, "", 0)
 
 
 def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
@@ -82,7 +81,7 @@ def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
     views, view = task.observe(), ColoringView()
     assert view.turn(views, 8, "", 3, 10) == user_prompt(views, 8, "", 3)
     prompt = view.turn(views, 8, "", 3, 10)  # agent 3 of the second episode
-    assert "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "you 0; neighbours 0, 0" in prompt
+    assert "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "start: you 0, neighbours 0 0" in prompt
     assert view.system(views, 8, 10) == view.system(views, 0, 10), "one task statement for every agent"
 
 
@@ -100,13 +99,13 @@ def test_full_history_is_a_chat_that_only_grows():
             assert chat[: len(previous)] == previous
             assert chat[len(previous)] == {"role": "assistant", "content": f"reply {t - 1}"}
             assert len(chat) == len(previous) + 2
-        assert chat[-1]["role"] == "user" and f"note {t}" in chat[-1]["content"] and "History" not in chat[-1]["content"]
+        assert chat[-1]["role"] == "user" and f"note {t}" in chat[-1]["content"] and "Earlier" not in chat[-1]["content"]
         chats.replied(1, f"reply {t}")
         previous = chat
         task.step(views.colors)
     windowed = Chats(ColoringView(), {"history": 2, "notes_chars": 10, "tagged_notes": True})
     chat = windowed.chat(task.observe(), 1, "")
-    assert len(chat) == 2 and "[NEW]" in chat[0]["content"] and "the last 2 rounds" in chat[1]["content"]
+    assert len(chat) == 2 and "[NEW]" in chat[0]["content"] and "Earlier (oldest first): after round 1" in chat[1]["content"]
 
 
 def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):

@@ -38,18 +38,22 @@ SHORT_QUERIES = 16
 
 def grouped_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any) -> tuple[Any, None]:
     """`sdpa`, but a few queries per row (a decoding step, with the tokens the grammar forces) attend
-    on the key/value heads without copying them per query head: transformers packs one query so, and
-    copies the whole KV cache for more, which on a CPU costs more than the attention itself."""
+    by two grouped matrix products on the key/value heads: transformers copies the whole KV cache for
+    each query head there, and CPU `sdpa` with a mask is slower than the products themselves."""
     import torch
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     rows, heads, length, dim = query.shape
-    groups = getattr(module, "num_key_value_groups", 1)
-    if groups == 1 or length == 1 or length > SHORT_QUERIES or attention_mask is None:
+    # No mask: no padding (one query then sees every key; more need the causal mask sdpa makes).
+    unmasked = attention_mask is None and length == 1
+    if length > SHORT_QUERIES or not (unmasked or (attention_mask is not None and attention_mask.dtype == torch.bool)):
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    groups = heads // key.shape[1]
     packed = query.reshape(rows, heads // groups, groups * length, dim)  # query head g * length + i
-    mask = attention_mask.repeat(1, 1, groups, 1)
-    out = torch.nn.functional.scaled_dot_product_attention(packed, key, value, attn_mask=mask, scale=kwargs.get("scaling"))
+    scores = torch.matmul(packed, key.transpose(-1, -2)).float() * kwargs.get("scaling", dim**-0.5)
+    if not unmasked:
+        scores = scores.masked_fill(~attention_mask.repeat(1, 1, groups, 1), float("-inf"))
+    out = torch.matmul(torch.softmax(scores, dim=-1).to(value.dtype), value)
     return out.reshape(rows, heads, length, dim).transpose(1, 2).contiguous(), None
 
 

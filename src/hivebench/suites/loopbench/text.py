@@ -34,25 +34,25 @@ def history_lines(views: ColoringViews, agent: int, window: int) -> list[str]:
     neighbours = views.neighbors_of(agent)
     first = max(0, views.step - window)
     return [
-        f"  {'start' if t == 0 else f'after round {t}'}: you {views.history[t, agent]}; neighbours "
-        + ", ".join(str(views.history[t, u]) for u in neighbours)
+        f"{'start' if t == 0 else f'after round {t}'}: you {views.history[t, agent]}, neighbours "
+        + " ".join(str(views.history[t, u]) for u in neighbours)
         for t in range(first, views.step)
     ]
 
 
 def user_prompt(views: ColoringViews, agent: int, notes: str, window: int) -> str:
+    """Terse on purpose: a local model pre-fills every token of it, every round, for every agent."""
     neighbours = views.neighbors_of(agent)
     lines = [
         f"You are agent {agent % views.n}. Round {views.step + 1} of {views.horizon}.",
-        f"Your colour now: {views.colors[agent]}.",
-        "Your neighbours' colours now: "
+        f"Now: you {views.colors[agent]}; "
         + ", ".join(f"agent {u % views.n}: {views.colors[u]}" for u in neighbours)
-        + f" ({int(views.own_conflicts[agent])} of them conflict with you).",
+        + f" ({int(views.own_conflicts[agent])} conflict with you).",
     ]
     history = history_lines(views, agent, window)
     if history:
-        lines += [f"History (the last {len(history)} rounds, oldest first):", *history]
-    lines += ["Your notes from last round:", notes if notes else "(none yet)"]
+        lines.append("Earlier (oldest first): " + "; ".join(history) + ".")
+    lines.append(f"Your notes: {notes if notes else '(none yet)'}")
     return "\n".join(lines)
 
 
