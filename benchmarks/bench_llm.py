@@ -18,6 +18,7 @@ Usage: python benchmarks/bench_llm.py [--seeds S] [--rounds T] [--skip-server]
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 import tempfile
@@ -63,10 +64,15 @@ def play_recorded(cells: list[dict[str, Any]]) -> tuple[float, list[ChatRequest]
         return complete(requests, on_result)
 
     backend.complete = recording  # type: ignore[method-assign]
-    started = time.perf_counter()
-    play_block(cells)
-    elapsed = time.perf_counter() - started
-    del backend.complete
+    home = os.getcwd()
+    os.chdir(tempfile.mkdtemp())  # the cells' files, response caches included, in a folder of their own
+    try:
+        started = time.perf_counter()
+        play_block(cells)
+        elapsed = time.perf_counter() - started
+    finally:
+        os.chdir(home)
+        del backend.complete
     return elapsed, asked
 
 
@@ -135,9 +141,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=4, help="episodes in the job block")
     parser.add_argument("--rounds", type=int, default=6, help="rounds per episode")
     parser.add_argument("--skip-server", action="store_true")
+    parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"], help="SmolLM2 weights")
     args = parser.parse_args()
-    bench_transformers(args.seeds, args.rounds, args.dtype)
+    if not args.skip_local:
+        bench_transformers(args.seeds, args.rounds, args.dtype)
     if not args.skip_server:
         bench_server(args.seeds, args.rounds)
 

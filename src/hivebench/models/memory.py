@@ -26,7 +26,8 @@ def parameters(config: dict[str, Any]) -> int:
     head_dim = config.get("head_dim") or hidden // heads
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     embeddings = vocab * hidden * (1 if config.get("tie_word_embeddings") else 2)
-    return embeddings + layers * (attention + 3 * hidden * config["intermediate_size"])
+    norms = 2 * hidden  # before attention and before the MLP
+    return embeddings + hidden + layers * (attention + 3 * hidden * config["intermediate_size"] + norms)
 
 
 def memory_mb(config: dict[str, Any], dtype: str, rows: int, tokens: int, keeps_states: bool) -> int:

@@ -1,0 +1,49 @@
+"""The memory estimate of local-model jobs (hivebench.models.memory) against the real thing."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hivebench.models.memory import memory_mb, model_config, parameters
+
+
+def test_the_parameter_count_is_the_models(tiny_model: Path) -> None:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model)
+    assert parameters(model_config(tiny_model)) == sum(p.numel() for p in model.parameters())
+
+
+MEASURE = """
+import json, resource, sys
+from hivebench.models import ChatRequest, Sampling
+from hivebench.agents.llm import decision_schema
+from hivebench.models.local import TransformersBackend, load_model
+path, rows = sys.argv[1], int(sys.argv[2])
+schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 32)
+system = {"role": "system", "content": "Agents on a cycle pick colours. " * 20}
+asked = [ChatRequest((system, {"role": "user", "content": f"You are agent {v}. " + "Round 1: you 0, neighbours 0 0. " * 20}), schema,
+                     Sampling(1.0, 1.0, 48), v) for v in range(rows)]
+backend = TransformersBackend("m", path, dtype="bfloat16")
+_, tokenizer, _ = load_model(path, 1, "bfloat16")
+prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in asked]
+longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"])
+backend.complete(asked, lambda i, r: None)
+print(json.dumps({"longest": longest, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+@pytest.mark.parametrize("rows", [4, 48])
+def test_smollm2_peak_memory_is_within_its_estimate(smollm2: Path, rows: int) -> None:
+    """A real batch's peak resident memory in a process of its own: under the estimate, and the
+    estimate not wildly above it."""
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True)
+    measured = json.loads(out.stdout.splitlines()[-1])
+    estimate = memory_mb(model_config(smollm2), "bfloat16", rows, measured["longest"] + 48, keeps_states=False)
+    assert measured["peak_mb"] <= estimate <= 2.5 * measured["peak_mb"], (measured, estimate)
