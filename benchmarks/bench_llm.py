@@ -5,8 +5,9 @@
    batch per round for every agent of every episode, the shared system prefix pre-filled once, with
    full history each agent's KV cache kept across rounds, grammar-forced tokens fed unsampled) vs one
    call per agent, every prompt pre-filled whole (the baseline: the same requests, a sample of them,
-   one at a time). With the share of pre-filling and decoding in a decision's time, for each.
-   Both for `history: 3` (the default study) and `history: full` (the paper).
+   one at a time). With the share of pre-filling and decoding in a decision's time, for each, and
+   how many of the sampled replies are the same alone as in the block (floating-point rounding
+   differs between batch shapes). Both for `history: 3` (the default study) and `history: full`.
 2. OpenAI-compatible backend against vLLM's CPU build serving the tiny random model (tests/
    tiny_model.py; needs `make vllm`): the same block at concurrency = every agent of the block vs
    concurrency 1 (the baseline).
@@ -53,15 +54,16 @@ def block_cells(method: dict[str, Any], seeds: int, rounds: int, scratch: Path) 
     return list(study_blocks(config, "s", scratch)[0].cells())
 
 
-def play_recorded(cells: list[dict[str, Any]]) -> tuple[float, list[ChatRequest]]:
-    """Seconds to play the block, and every request its backend was asked."""
+def play_recorded(cells: list[dict[str, Any]]) -> tuple[float, list[tuple[ChatRequest, str]]]:
+    """Seconds to play the block, and every request its backend was asked with its reply."""
     backend = backend_for(cells[0]["method"]["params"])
-    asked: list[ChatRequest] = []
+    asked: list[tuple[ChatRequest, str]] = []
     complete = backend.complete
 
     def recording(requests: list[ChatRequest], on_result: Any) -> Any:
-        asked.extend(requests)
-        return complete(requests, on_result)
+        results = complete(requests, on_result)
+        asked.extend((request, result.text) for request, result in zip(requests, results))
+        return results
 
     backend.complete = recording  # type: ignore[method-assign]
     home = os.getcwd()
@@ -102,15 +104,16 @@ def bench_transformers(seeds: int, rounds: int, dtype: str) -> None:
         whole = TransformersBackend(SMOLLM2, str(path), threads=1, dtype=dtype, reuse=False)
         sample = random.Random(0).sample(asked, min(BASELINE_SAMPLE, len(asked)))
         started = time.perf_counter()
-        for request in sample:
-            whole.complete([request], lambda i, r: None)
+        alone = [whole.complete([request], lambda i, r: None)[0].text for request, _ in sample]
         single = len(sample) / (time.perf_counter() - started)
+        same = sum(text == reply for (_, reply), text in zip(sample, alone))
         print(f"  history {history}:")
         print(f"    one call per agent, whole prompts (baseline): {single:6.2f} decisions/s  ({shares(whole.seconds)})")
         print(
             f"    lockstep block, KV caches reused:             {fast:6.2f} decisions/s  ({fast / single:.2f}x; "
             f"{fast_shares}; {reused:.0%} of prompt tokens reused)"
         )
+        print(f"    replies the same alone and whole as in the block, sampled: {same} of {len(sample)}")
 
 
 def bench_server(seeds: int, rounds: int) -> None:
