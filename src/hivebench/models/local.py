@@ -169,6 +169,19 @@ def chat_key(messages: Any) -> str:
     return digest([dict(m) for m in messages])
 
 
+def left_padded(rows: list[list[int]], pad: int) -> tuple[Any, Any]:
+    """Token rows as one (rows, longest) tensor, padded on the left, and its mask (1: a token)."""
+    import torch
+
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for r, row in enumerate(rows):
+        ids[r, width - len(row) :] = torch.tensor(row)
+        mask[r, width - len(row) :] = 1
+    return ids, mask
+
+
 # System-message prefixes kept per process: a job meets one per episode shape.
 PREFIXES_KEPT = 16
 # Agents' KV caches kept from one round to the next (full history); beyond this the oldest go.
@@ -242,8 +255,9 @@ class TransformersBackend:
             total -= self.states.pop(next(iter(self.states))).nbytes  # the oldest
 
     def _decode(self, prompts: list[list[int]], requests: list[ChatRequest], sampling: Sampling) -> list[ChatResult]:
+        """Decode one batch: pre-fill what no kept KV cache holds, then a token per live row a step
+        (with the tokens the grammar forces after it) until every row has finished its JSON."""
         import torch
-        from transformers import DynamicCache
 
         model, tokenizer, ll_tokenizer = load_model(self.path, self.threads, self.dtype)
         started = time.perf_counter()
@@ -254,27 +268,12 @@ class TransformersBackend:
         generated = [sampler.forced(row, sampling.max_tokens) for row in range(len(requests))]
         fed = [len(g) for g in generated]  # generated tokens already in the KV cache
         rows = [prompt[k:] + g for prompt, k, g in zip(prompts, kept, generated)]
-        count, longest, width = len(rows), max(kept), max(map(len, rows))
-        mask = torch.zeros((count, longest + width), dtype=torch.long)
-        input_ids = torch.full((count, width), tokenizer.pad_token_id, dtype=torch.long)
-        cache = DynamicCache(config=model.config)
-        if longest:  # every row's reused KV cache, right-aligned to the longest
-            first = next(state for state in reused if state is not None)
-            for layer, (like, _) in enumerate(first.layers):
-                shape = (count, like.shape[1], longest, like.shape[3])
-                keys, values = torch.zeros(shape, dtype=like.dtype), torch.zeros(shape, dtype=like.dtype)
-                for r, state in enumerate(reused):
-                    if state is not None:
-                        keys[r, :, longest - kept[r] :], values[r, :, longest - kept[r] :] = state.layers[layer][0][0], state.layers[layer][1][0]
-                cache.update(keys, values, layer)
-        for r, row in enumerate(rows):
-            mask[r, longest - kept[r] : longest] = 1
-            mask[r, longest + width - len(row) :] = 1
-            input_ids[r, width - len(row) :] = torch.tensor(row)
+        input_ids, mask, cache = self._first_inputs(model, rows, reused, tokenizer.pad_token_id)
+        longest = max(kept)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)  # padding takes no position
         self.prefilled["reused"] += sum(kept)
         self.prefilled["computed"] += sum(map(len, rows))
-        live = list(range(count))
+        live = list(range(len(rows)))
         with torch.inference_mode():
             out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions[:, longest:], cache=cache, use_cache=True, logits_to_keep=1)
             position = positions[:, -1]
@@ -300,12 +299,7 @@ class TransformersBackend:
                     cache.batch_select_indices(index)
                     mask, position = mask[index], position[index]
                     live = [live[i] for i in going]
-                step = max(map(len, feeds))
-                new = torch.zeros((len(live), step), dtype=torch.long)
-                ids = torch.full((len(live), step), tokenizer.pad_token_id, dtype=torch.long)
-                for j, feed in enumerate(feeds):
-                    new[j, step - len(feed) :] = 1
-                    ids[j, step - len(feed) :] = torch.tensor(feed)
+                ids, new = left_padded(feeds, tokenizer.pad_token_id)
                 mask = torch.cat([mask, new], dim=1)
                 steps = position[:, None] + new.cumsum(-1)
                 position = steps[:, -1]
@@ -318,6 +312,31 @@ class TransformersBackend:
             ChatResult(tokenizer.decode(tokens, skip_special_tokens=True), Usage(len(prompt), len(tokens), latency, 0), "constrained")
             for prompt, tokens in zip(prompts, generated)
         ]
+
+    @staticmethod
+    def _first_inputs(model: Any, rows: list[list[int]], reused: list[State | None], pad: int) -> tuple[Any, Any, Any]:
+        """The batch's first forward: each row's reused KV cache right-aligned to the longest, then
+        its new tokens left-padded; (input ids, the attention mask over both, the KV cache)."""
+        import torch
+        from transformers import DynamicCache
+
+        kept = [0 if state is None else len(state.tokens) for state in reused]
+        longest = max(kept)
+        cache = DynamicCache(config=model.config)
+        mask = torch.zeros((len(rows), longest), dtype=torch.long)
+        for r, length in enumerate(kept):
+            mask[r, longest - length :] = 1
+        if longest:
+            first = next(state for state in reused if state is not None)
+            for layer, (like, _) in enumerate(first.layers):
+                shape = (len(rows), like.shape[1], longest, like.shape[3])
+                keys, values = torch.zeros(shape, dtype=like.dtype), torch.zeros(shape, dtype=like.dtype)
+                for r, state in enumerate(reused):
+                    if state is not None:
+                        keys[r, :, longest - kept[r] :], values[r, :, longest - kept[r] :] = state.layers[layer][0][0], state.layers[layer][1][0]
+                cache.update(keys, values, layer)
+        input_ids, new = left_padded(rows, pad)
+        return input_ids, torch.cat([mask, new], dim=1), cache
 
     def _keep_row(self, request: ChatRequest, tokens: list[int], cache: Any, mask: Any, index: int, text: str) -> None:
         """Keep a finished row's KV cache for the agent's next round (its chat with this reply)."""
