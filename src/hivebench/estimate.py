@@ -79,7 +79,12 @@ def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int) -> int | Non
     if config is None:
         return None
     rows = min(params["batch_rows"], seeds * shared["population"])
-    return memory_mb(config, params["dtype"], rows, longest + params["max_tokens"], params["history"] == "full")
+    full = params["history"] == "full"
+    # A batch is as wide as its longest reused part plus its longest new part: with full history a
+    # row without a kept cache (after a repair, a cache hit, an eviction) beside one with it, up to
+    # twice the longest prompt.
+    width = longest * (2 if full else 1) + params["max_tokens"]
+    return memory_mb(config, params["dtype"], rows, width, full)
 
 
 def generous_count(messages: list[dict[str, str]]) -> int:
