@@ -71,13 +71,9 @@ def episode_estimate(shared: dict[str, Any], count: Callable[[list[dict[str, str
     return policy.estimate_episode(task, view, shared["method"]["params"], count)
 
 
-def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int) -> int | None:
-    """The peak memory of a job of `seeds` cells of a local model (None: not one, or its folder is
-    not there yet)."""
+def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int, config: dict[str, Any]) -> int:
+    """The peak memory of a job of `seeds` cells of a local model with this `config.json`."""
     params = shared["method"]["params"]
-    config = model_config(local_path(params["model"])) if params["backend"] == "transformers" else None
-    if config is None:
-        return None
     rows = min(params["batch_rows"], seeds * shared["population"])
     full = params["history"] == "full"
     # A batch is as wide as its longest reused part plus its longest new part: with full history a
@@ -85,6 +81,15 @@ def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int) -> int | Non
     # twice the longest prompt.
     width = longest * (2 if full else 1) + params["max_tokens"]
     return memory_mb(config, params["dtype"], rows, width, full)
+
+
+def local_model_config(shared: dict[str, Any]) -> dict[str, Any] | None:
+    """The `config.json` of a block's local model (None: not a local model, or its folder is not
+    there yet)."""
+    params = shared["method"]["params"]
+    if not METHODS[shared["method"]["kind"]].calls_models or params["backend"] != "transformers":
+        return None
+    return model_config(local_path(params["model"]))
 
 
 def generous_count(messages: list[dict[str, str]]) -> int:
@@ -98,12 +103,11 @@ def block_memory_mb(shared_json: str, seeds: int) -> int | None:
     """`job_memory_mb` of a job block (its shared spec as canonical JSON), its prompts rendered and
     counted generously; None where the method is not a local model whose folder is there."""
     shared = json.loads(shared_json)
-    if not METHODS[shared["method"]["kind"]].calls_models or shared["method"]["params"]["backend"] != "transformers":
-        return None
-    if model_config(local_path(shared["method"]["params"]["model"])) is None:
+    config = local_model_config(shared)
+    if config is None:
         return None
     _, _, longest = episode_estimate(shared, generous_count)
-    return job_memory_mb(shared, seeds, longest)
+    return job_memory_mb(shared, seeds, longest, config)
 
 
 def estimate(blocks: list[Block]) -> list[Estimate]:
@@ -123,7 +127,8 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
                 counters[method["name"]] = token_counter(params)
             count, approximate = counters[method["name"]]
             calls, tokens, longest = episode_estimate(block.shared, count)
-            memory = job_memory_mb(block.shared, len(block.seeds), longest)
+            config = local_model_config(block.shared)
+            memory = None if config is None else job_memory_mb(block.shared, len(block.seeds), longest, config)
             per_cell[key] = (params["model"], calls, tokens, calls * params["max_tokens"], approximate, memory)
     rows = []
     for (task, name, n), (model, calls, tokens, output, approximate, memory) in per_cell.items():

@@ -126,8 +126,8 @@ class LLMAgent:
         """The requests of `agents` this round."""
         total = self.view.agents(observation)
         if not self.notes:
-            n = total // len(self.rng)
-            self.notes.append([note for _ in range(len(self.rng)) for note in initial_notes(self.initial, n)])
+            self.n = total // len(self.rng)  # agents per episode
+            self.notes.append([note for _ in range(len(self.rng)) for note in initial_notes(self.initial, self.n)])
         samples = self.rng.integers(0, 2**31 - 1, (total,))  # one draw per agent per round, whatever the cache holds
         return [
             ChatRequest(
@@ -163,9 +163,8 @@ class LLMAgent:
     def decide(self, observation: Any) -> Any:
         live = np.flatnonzero(self.view.live(observation))
         requests = self.requests(observation, live)
-        n = len(self.notes[0]) // len(self.rng)
         decisions: list[Decision | None] = [None] * len(self.notes[0])
-        for v, decision in zip(live.tolist(), self.decider.decide(requests, (live // n).tolist())):
+        for v, decision in zip(live.tolist(), self.decider.decide(requests, (live // self.n).tolist())):
             decisions[v] = decision
             self.chats.replied(v, decision.text)
         # A fallback keeps the agent's old notes; its action is the view's default.
@@ -184,9 +183,8 @@ class LLMAgent:
 
     def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
         """One episode's notes after each of its states and decisions of each of its rounds."""
-        n = len(self.notes[0]) // len(self.rng)
-        own = slice(episode * n, (episode + 1) * n)
-        rounds = [round_[own] for round_ in self.rounds if round_[episode * n] is not None]
+        own = slice(episode * self.n, (episode + 1) * self.n)
+        rounds = [round_[own] for round_ in self.rounds if round_[own.start] is not None]
         return [step[own] for step in self.notes[: len(rounds) + 1]], rounds  # type: ignore[misc]
 
     def columns(self, episode: int) -> dict[str, pa.Array]:

@@ -268,7 +268,7 @@ class TransformersBackend:
         generated = [sampler.forced(row, sampling.max_tokens) for row in range(len(requests))]
         fed = [len(g) for g in generated]  # generated tokens already in the KV cache
         rows = [prompt[k:] + g for prompt, k, g in zip(prompts, kept, generated)]
-        input_ids, mask, cache = self._first_inputs(model, rows, reused, tokenizer.pad_token_id)
+        input_ids, mask, cache = self._first_inputs(model, rows, reused, kept, tokenizer.pad_token_id)
         longest = max(kept)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)  # padding takes no position
         self.prefilled["reused"] += sum(kept)
@@ -314,13 +314,12 @@ class TransformersBackend:
         ]
 
     @staticmethod
-    def _first_inputs(model: Any, rows: list[list[int]], reused: list[State | None], pad: int) -> tuple[Any, Any, Any]:
-        """The batch's first forward: each row's reused KV cache right-aligned to the longest, then
-        its new tokens left-padded; (input ids, the attention mask over both, the KV cache)."""
+    def _first_inputs(model: Any, rows: list[list[int]], reused: list[State | None], kept: list[int], pad: int) -> tuple[Any, Any, Any]:
+        """The batch's first forward: each row's reused KV cache (`kept` tokens) right-aligned to the
+        longest, then its new tokens left-padded; (input ids, the attention mask over both, the KV cache)."""
         import torch
         from transformers import DynamicCache
 
-        kept = [0 if state is None else len(state.tokens) for state in reused]
         longest = max(kept)
         cache = DynamicCache(config=model.config)
         mask = torch.zeros((len(rows), longest), dtype=torch.long)
