@@ -2,7 +2,8 @@
 
 Baseline: the same Soft Colorer FP rule written as a plain Python loop over agents (no numpy),
 measured in the same run. hivebench one episode at a time (`run_episode`) and a job block of 100
-seeds in lockstep (`play_block`). Usage: python benchmarks/bench_episodes.py [--seconds S]
+seeds in lockstep (`play_block`, what a job runs), at N = 3 to 1,001; agent-steps/s = episodes/s x N
+x T. Usage: python benchmarks/bench_episodes.py [--seconds S]
 """
 
 from __future__ import annotations
@@ -65,20 +66,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     args = parser.parse_args()
-    print(f"{'measurement':48s} {'episodes/s':>11s}")
-    for n in (11, 101, 1001):
+    steps = TASK["params"]["steps"]
+    print(f"{'measurement':48s} {'episodes/s':>11s} {'agent-steps/s':>14s}")
+
+    def show(label: str, episodes: float, n: int, baseline: float | None = None) -> None:
+        ratio = f"   ratio {episodes / baseline:.2f}x" if baseline else ""
+        print(f"{label:48s} {episodes:11.0f} {episodes * n * steps / 1e6:12.2f} M{ratio}")
+
+    for n in (3, 5, 11, 101, 1001):
         loop = rate(lambda s: python_loop_fp(n, s), args.seconds)
         fp = rate(lambda s: run_episode(cell("soft_fp", n, s)), args.seconds)
         block = BLOCK * rate(lambda s: play_block([cell("soft_fp", n, s * BLOCK + k) for k in range(BLOCK)]), args.seconds)
-        print(f"{'baseline: plain-Python loop FP, C' + str(n):48s} {loop:11.0f}")
-        print(f"{'hivebench soft_fp run_episode, C' + str(n):48s} {fp:11.0f}   ratio {fp / loop:.2f}x")
-        print(f"{f'hivebench soft_fp play_block of {BLOCK}, C' + str(n):48s} {block:11.0f}   ratio {block / loop:.2f}x")
+        show(f"baseline: plain-Python loop FP, C{n}", loop, n)
+        show(f"hivebench soft_fp run_episode, C{n}", fp, n, loop)
+        show(f"hivebench soft_fp play_block of {BLOCK}, C{n}", block, n, loop)
     for method in METHODS:
-        r = rate(lambda s: run_episode(cell(method, 11, s)), args.seconds)
-        print(f"{'run_episode ' + method + ', C11':48s} {r:11.0f}")
+        r = BLOCK * rate(lambda s: play_block([cell(method, 11, s * BLOCK + k) for k in range(BLOCK)]), args.seconds)
+        show(f"play_block of {BLOCK} {method}, C11", r, 11)
     with tempfile.TemporaryDirectory() as tmp:
         r = rate(lambda s: write_episode(cell("soft_fp", 11, s), Path(tmp) / f"s{s}.parquet"), args.seconds)
-        print(f"{'write_episode soft_fp, C11 (run + Parquet file)':48s} {r:11.0f}")
+        show("write_episode soft_fp, C11 (run + Parquet file)", r, 11)
 
 
 if __name__ == "__main__":

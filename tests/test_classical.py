@@ -30,6 +30,7 @@ def task_at(colors: np.ndarray, graph, num_colors: int) -> ColoringTask:
     task = ColoringTask(params, len(colors))
     task.reset([0])
     task.trajectory[0] = colors
+    task._count()  # the neighbour counts of the state put in place of the reset's
     return task
 
 

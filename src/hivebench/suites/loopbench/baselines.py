@@ -6,18 +6,24 @@ stream is consumed identically across runs. Decisions see only the pre-update st
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import Any
 
 import numpy as np
 
-from hivebench.seeding import Streams, uniform_among
+from hivebench.seeding import Streams, first_argmax, uniform_among
 from hivebench.suites.loopbench.task import ColoringViews
+
+
+def fewest_conflicts(views: ColoringViews) -> np.ndarray:
+    """(n,) the fewest conflicts each agent could have with its neighbours (a column at a time: with a
+    few colours, ~50x numpy's reduction along the short axis)."""
+    return reduce(np.minimum, views.neighbor_counts.T)
 
 
 def least_conflicted(views: ColoringViews) -> np.ndarray:
     """(n, c) mask of the colours that minimise each agent's conflicts with its neighbours."""
-    counts = views.neighbor_counts
-    return counts == counts.min(axis=1, keepdims=True)
+    return views.neighbor_counts == fewest_conflicts(views)[:, None]
 
 
 class RandomColorer:
@@ -27,6 +33,8 @@ class RandomColorer:
         self.rng = rng
 
     def decide(self, views: ColoringViews) -> np.ndarray:
+        if views.step == 0:  # what the episode will draw: a colour per agent a round
+            self.rng.reserve(views.horizon * views.n, (0, views.num_colors))
         return self.rng.integers(0, views.num_colors, (len(views.colors),))
 
 
@@ -47,6 +55,8 @@ class SoftColorerFP:
         self.rng = rng
 
     def activated(self, views: ColoringViews) -> np.ndarray:
+        if views.step == 0:  # what the episode will draw: a number per agent and per (agent, colour) a round
+            self.rng.reserve(views.horizon * views.n * (1 + views.num_colors))
         return self.rng.random((len(views.colors),)) < self.p
 
     def decide(self, views: ColoringViews) -> np.ndarray:
@@ -63,7 +73,7 @@ class SoftColorerCFP(SoftColorerFP):
         active = self.activated(views)
         best = least_conflicted(views)
         choice = uniform_among(best, self.rng)
-        improves = views.own_conflicts > views.neighbor_counts.min(axis=1)
+        improves = views.own_conflicts > fewest_conflicts(views)
         return np.where(active & improves, choice, views.colors)
 
 
@@ -77,4 +87,4 @@ class GreedyColorer:
     def decide(self, views: ColoringViews) -> np.ndarray:
         best = least_conflicted(views)
         keep = best[np.arange(len(views.colors)), views.colors]
-        return np.where(keep, views.colors, best.argmax(axis=1))
+        return np.where(keep, views.colors, first_argmax(best))

@@ -29,13 +29,10 @@ class ColoringViews:
     num_colors: int
     colors: np.ndarray  # (n,) each agent's current colour
     neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
+    own_conflicts: np.ndarray  # (n,) how many neighbours of v hold v's colour
     history: np.ndarray  # (step, S * n) the colours of earlier states 0..step-1
     indptr: np.ndarray  # CSR adjacency: neighbours of v are indices[indptr[v]:indptr[v + 1]]
     indices: np.ndarray
-
-    @property
-    def own_conflicts(self) -> np.ndarray:
-        return np.take_along_axis(self.neighbor_counts, self.colors[:, None], axis=1)[:, 0]
 
     def neighbors_of(self, agent: int) -> np.ndarray:
         return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
@@ -76,6 +73,11 @@ class ColoringTask:
         self.init = params["init"]
         self.window = params["metric_window"]
         self.cycle = graph == "cycle"
+        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys of
+        # one episode (a block's episodes are copies of it, offset by n).
+        src, dst = np.concatenate([self.edges[:, 0], self.edges[:, 1]]), np.concatenate([self.edges[:, 1], self.edges[:, 0]])
+        order = np.lexsort((dst, src))
+        self._episode_src, self._episode_dst = src[order], dst[order]
         self.conf_best = self._conf_best(params, self.cycle)
         self.t = 0
 
@@ -100,18 +102,18 @@ class ColoringTask:
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.seeds = list(seeds)
-        block = (self.edges[None] + (np.arange(len(seeds)) * self.n)[:, None, None]).reshape(-1, 2)
-        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys.
-        src = np.concatenate([block[:, 0], block[:, 1]])
-        dst = np.concatenate([block[:, 1], block[:, 0]])
-        order = np.lexsort((dst, src))
-        self._src, self._dst = src[order], dst[order]
+        offsets = (np.arange(len(seeds)) * self.n)[:, None]
+        self._src = (self._episode_src + offsets).ravel()
+        self._dst = (self._episode_dst + offsets).ravel()
         self.agents = self.n * len(seeds)
+        self._row_starts = np.arange(self.agents) * self.num_colors  # agent v's counts in the flat array
         self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.agents))])
         self.trajectory = np.zeros((self.steps + 1, self.agents), dtype=np.int64)
+        self.conflicts = np.zeros((self.steps + 1, self.agents), dtype=np.int64)  # each agent's, per state
         if self.init != "same":
             self.trajectory[0] = Streams(seeds, "init").integers(0, self.num_colors, (self.agents,))
         self.t = 0
+        self._count()
 
     @property
     def done(self) -> bool:
@@ -121,17 +123,25 @@ class ColoringTask:
         keys = self._src * self.num_colors + colors[self._dst]
         return np.bincount(keys, minlength=self.agents * self.num_colors).reshape(self.agents, self.num_colors)
 
+    def _count(self) -> None:
+        """The current state's neighbour counts, and every agent's conflicts in it for the record."""
+        colors = self.trajectory[self.t]
+        self._counts = self.neighbor_counts(colors)
+        self._counts.flags.writeable = False
+        self.conflicts[self.t] = self._counts.ravel()[self._row_starts + colors]
+
     def observe(self) -> ColoringViews:
         # Read-only views, not copies: rows 0..t are never written again.
-        past = self.trajectory[: self.t + 1].view()
-        past.flags.writeable = False
+        past, conflicts = self.trajectory[: self.t + 1].view(), self.conflicts[self.t].view()
+        past.flags.writeable = conflicts.flags.writeable = False
         return ColoringViews(
             step=self.t,
             horizon=self.steps,
             n=self.n,
             num_colors=self.num_colors,
             colors=past[self.t],
-            neighbor_counts=self.neighbor_counts(past[self.t]),
+            neighbor_counts=self._counts,
+            own_conflicts=conflicts,
             history=past[: self.t],
             indptr=self.indptr,
             indices=self._dst,
@@ -143,52 +153,50 @@ class ColoringTask:
             raise ValueError(f"step {self.t}: expected {self.agents} colours in 0..{self.num_colors - 1}")
         self.t += 1
         self.trajectory[self.t] = decisions
-
-    def agent_conflicts(self) -> np.ndarray:
-        """(T + 1, S * n): how many of each agent's edges conflict at each state."""
-        same = self.trajectory[:, self._src] == self.trajectory[:, self._dst]
-        # _src is sorted and every node has an edge, so node v's entries are indptr[v]:indptr[v+1].
-        return np.add.reduceat(same, self.indptr[:-1], axis=1)
+        self._count()
 
     def record(self) -> list[EpisodeRecord]:
         """Per episode and (state, agent): colour, conflicting edges, whether the colour changed; the
         metrics."""
-        states, n = self.steps + 1, self.n
+        states, n, episodes = self.steps + 1, self.n, len(self.seeds)
+
+        def by_episode(values: np.ndarray) -> np.ndarray:
+            """(T + 1, S * n) -> (S, (T + 1) * n): each episode's rows, state-major, contiguous."""
+            return values.reshape(states, episodes, n).transpose(1, 0, 2).reshape(episodes, -1)
+
         changed = np.zeros_like(self.trajectory, dtype=bool)
         changed[1:] = self.trajectory[1:] != self.trajectory[:-1]
-        conflicts = self.agent_conflicts()
+        color = by_episode(self.trajectory.astype(np.int16))
+        conflicts, changed = by_episode(self.conflicts.astype(np.int16)), by_episode(changed)
         step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
         # The column reports group by: C5 for a 5-cycle; a fixed graph is labelled by its task's name.
         label = f"C{n}" if self.cycle else None
-        records = []
-        for s in range(len(self.seeds)):
-            own = slice(s * n, (s + 1) * n)
-            agents = {
-                "step": step,
-                "agent": agent,
-                "color": self.trajectory[:, own].ravel().astype(np.int16),
-                "conflicts": conflicts[:, own].ravel().astype(np.int16),
-                "changed": changed[:, own].ravel(),
-            }
-            records.append(EpisodeRecord(agents, {"graph": label, **self.metrics(self.trajectory[:, own])}))
-        return records
+        # every conflicting edge is counted once at each end
+        metrics = self.metrics(self.conflicts.reshape(states, episodes, n).sum(axis=2).T // 2)
+        return [
+            EpisodeRecord(
+                {"step": step, "agent": agent, "color": color[s], "conflicts": conflicts[s], "changed": changed[s]},
+                {"graph": label, **dict(zip(metrics, values))},
+            )
+            for s, values in enumerate(zip(*metrics.values()))
+        ]
 
-    def metrics(self, trajectory: np.ndarray) -> dict[str, Any]:
-        """One episode's metrics from its (T + 1, n) colours."""
-        conflicts = np.count_nonzero(trajectory[:, self.edges[:, 0]] == trajectory[:, self.edges[:, 1]], axis=1)
+    def metrics(self, conflicts: np.ndarray) -> dict[str, list[Any]]:
+        """Each episode's metrics from its conflicting edges at states 0..T, (S, T + 1): per metric, S values."""
         if conflicts.min() < self.conf_best:
             raise ValueError(
                 f"a state has {conflicts.min()} conflicting edges, fewer than conf_best = {self.conf_best}: "
                 "the task's conf_best is too high"
             )
         window = scoring.metric_window(conflicts, self.steps, self.window)
+        episodes = len(conflicts)
         return {
-            "proximity": scoring.proximity(window, int(conflicts[0]), self.conf_best),
-            "stability": scoring.stability(window),
-            **scoring.outcomes(conflicts, self.conf_best),
-            "initial_conflicts": int(conflicts[0]),
-            "final_conflicts": int(conflicts[-1]),
-            "conf_best": self.conf_best,
-            "steps": self.steps,
-            "conflicts": [int(c) for c in conflicts],
+            "proximity": scoring.proximity(window, conflicts[:, 0], self.conf_best).tolist(),
+            "stability": scoring.stability(window).tolist(),
+            **{key: values.tolist() for key, values in scoring.outcomes(conflicts, self.conf_best).items()},
+            "initial_conflicts": conflicts[:, 0].tolist(),
+            "final_conflicts": conflicts[:, -1].tolist(),
+            "conf_best": [self.conf_best] * episodes,
+            "steps": [self.steps] * episodes,
+            "conflicts": conflicts.tolist(),
         }
