@@ -1,0 +1,142 @@
+"""SwarmBench levels: each task's map, objects and starting cells, from the cell seed alone.
+
+The map is a square walled grid whose side follows the population (`side`). Levels follow the
+reference (RUC-GSAI/YuLan-SwarmIntell, task.py) with these choices, each made where the reference's
+code does something its description does not:
+
+- Pursuit: the prey starts in the far (bottom-right) quadrant, the agents in the near one, rows and
+  columns each drawn from their own range (the reference swaps height and width there).
+- Synchronization: each agent's light is drawn on or off; agents anywhere inside.
+- Foraging: a serpentine maze: walls every 4 rows (or columns) across the map, each leaving a 2-cell
+  gap at alternate ends; the 2 x 2 food in the first band, the 2 x 2 nest in the last, each in the
+  corner away from that band's opening (the reference's wall spans come from an operator-precedence
+  slip, and an odd wall count puts food and nest in one band).
+- Flocking: agents anywhere inside; the target is a hollow square of side N // 4 + 1. The level is
+  drawn from the seed (the reference always uses seed 42 there).
+- Transport: one of the reference's 8 box shapes (13 cells: a 3 x 3 body and a 4-cell bar lying in
+  the wall), in a corner; the wall under the bar is the gap. The bar is one cell off the body, so the
+  box must first be pushed one cell along the wall, then out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hivebench.seeding import stream
+
+FLOOR, WALL, FOOD, NEST = 0, 1, 2, 3
+TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
+BAND = 4  # Foraging: a maze wall every 4 rows
+
+# Transport's box shapes ('B' box, '.' not) and where each sits: (row, column) of its top-left cell,
+# negative from the far edge (the reference's 8 templates).
+BOXES = (
+    (("BBB..", "BBB..", "BBB..", ".BBBB"), (-4, -5)),
+    (("..BBB", "..BBB", "..BBB", "BBBB."), (-4, 0)),
+    (("...B", "...B", "BBBB", "BBBB", "BBB."), (0, -4)),
+    (("BBB.", "BBBB", "BBBB", "...B", "...B"), (-5, -4)),
+    (("B...", "B...", "BBBB", "BBBB", ".BBB"), (0, 0)),
+    ((".BBB", "BBBB", "BBBB", "B...", "B..."), (-5, 0)),
+    (("BBBB.", "..BBB", "..BBB", "..BBB"), (0, 0)),
+    ((".BBBB", "BBB..", "BBB..", "BBB.."), (0, -5)),
+)
+
+
+def side(n: int) -> int:
+    """The map's side for n agents: the paper's density (12 agents on a 10 x 10 map, 8 x 8 inside) at
+    every n, never below 10 (N = 16: 12, 32: 16, 64: 21, 128: 29)."""
+    return max(10, math.ceil(math.sqrt(n * 64 / 12)) + 2)
+
+
+def ring(n: int) -> np.ndarray:
+    """Flocking's target: the cells (row, column) of a hollow square of side n // 4 + 1."""
+    s = n // 4 + 1
+    cells = [(r, c) for r in range(s) for c in range(s) if r in (0, s - 1) or c in (0, s - 1)]
+    return np.array(cells, dtype=np.int64).reshape(-1, 2)
+
+
+def capacity(task: str, size: int) -> int:
+    """How many agents a level of this task places on a map of this side."""
+    if task == "pursuit":
+        return max(size // 2, 5) ** 2
+    inside = (size - 2) ** 2
+    if task == "foraging":
+        return inside - len(range(BAND, size - BAND, BAND)) * (size - 4) - 8
+    if task == "transport":
+        return inside - 9
+    return inside
+
+
+@dataclass(frozen=True)
+class Level:
+    terrain: np.ndarray  # (size, size) FLOOR, WALL, FOOD or NEST
+    agents: np.ndarray  # (n, 2) each agent's starting cell
+    prey: tuple[int, int] | None = None  # Pursuit
+    lights: np.ndarray | None = None  # Synchronization: (n,) each agent's light at the start
+    box: np.ndarray | None = None  # Transport: (cells, 2)
+
+
+def walled(size: int) -> np.ndarray:
+    terrain = np.full((size, size), FLOOR, dtype=np.int8)
+    terrain[[0, -1], :] = WALL
+    terrain[:, [0, -1]] = WALL
+    return terrain
+
+
+def spread(rng: np.random.Generator, free: np.ndarray, n: int) -> np.ndarray:
+    """n distinct cells drawn uniformly among the True cells of `free`."""
+    cells = np.flatnonzero(free)
+    if len(cells) < n:
+        raise ValueError(f"{n} agents do not fit in the {len(cells)} free cells of this level")
+    chosen = rng.choice(cells, size=n, replace=False)
+    return np.stack(np.unravel_index(chosen, free.shape), axis=1).astype(np.int64)
+
+
+def level(task: str, n: int, seed: int, size: int | None = None) -> Level:
+    """The level of a task for n agents on the cell seed's map (of side `side(n)` unless given)."""
+    size = size or side(n)
+    rng = stream(seed, f"level/{task}")
+    terrain = walled(size)
+    if task == "pursuit":
+        half = size // 2
+        prey = (int(rng.integers(half + 1, size - 1)), int(rng.integers(half + 1, size - 1)))
+        near = np.zeros_like(terrain, dtype=bool)
+        near[1 : max(half, 5) + 1, 1 : max(half, 5) + 1] = True
+        return Level(terrain, spread(rng, near & (terrain == FLOOR), n), prey=prey)
+    if task == "synchronization":
+        lights = rng.random(n) < 0.5
+        return Level(terrain, spread(rng, terrain == FLOOR, n), lights=lights)
+    if task == "foraging":
+        return foraging(rng, terrain, n)
+    if task == "flocking":
+        return Level(terrain, spread(rng, terrain == FLOOR, n))
+    if task == "transport":
+        shape, (row, col) = BOXES[int(rng.integers(len(BOXES)))]
+        cells = np.array([(r, c) for r, line in enumerate(shape) for c, ch in enumerate(line) if ch == "B"])
+        box = cells + (row % size if row >= 0 else size + row, col % size if col >= 0 else size + col)
+        terrain[box[:, 0], box[:, 1]] = FLOOR  # the gap: the wall under the bar
+        free = terrain == FLOOR
+        free[box[:, 0], box[:, 1]] = False
+        return Level(terrain, spread(rng, free, n), box=box)
+    raise ValueError(f"unknown SwarmBench task {task!r}; choose one of {TASKS}")
+
+
+def foraging(rng: np.random.Generator, terrain: np.ndarray, n: int) -> Level:
+    size = len(terrain)
+    walls = list(range(BAND, size - BAND, BAND))
+    for i, row in enumerate(walls):
+        terrain[row, 1:-1] = WALL
+        gap = (size - 3, size - 2) if i % 2 == 0 else (1, 2)  # alternate ends: a serpentine
+        terrain[row, list(gap)] = FLOOR
+    # Each end lies in the corner away from its band's opening: the first band opens at the first
+    # wall's gap (right), the last band at the last wall's (right for an even index, else left).
+    far_end = 1 if (len(walls) - 1) % 2 == 0 else size - 3
+    first, last = (FOOD, NEST) if rng.random() < 0.5 else (NEST, FOOD)
+    terrain[1:3, 1:3] = first
+    terrain[size - 3 : size - 1, far_end : far_end + 2] = last
+    if rng.random() < 0.5:  # walls across the columns instead
+        terrain = terrain.T.copy()
+    return Level(terrain, spread(rng, terrain == FLOOR, n))

@@ -1,0 +1,170 @@
+"""What each SwarmBench task does after the round's movement, and how it scores, for every episode of
+a block at once (after the reference's task.py, with its bugs fixed where the issue names them).
+
+- Pursuit: the prey is caught when its four neighbours are all taken (agents or walls): a point, and
+  it respawns on the free cell of least danger (ties: drawn from the seed); it does not move in that
+  round. Otherwise it moves two cells (straight, or one each way with both cells beside it free) to
+  the first of the least dangerous destinations, when that is less dangerous than where it stands
+  (the reference compares with the cell left of the prey: a stale loop variable). Danger of a cell:
+  10 per agent and 9 per wall within Chebyshev distance 4 (the reference's 1 and 0.9, in integers so
+  ties are exact, over a symmetric window where the reference's is 4 cells before and 3 after).
+- Synchronization: SWITCH flips the agent's light; a point each time every light agrees, on and off
+  in turn (the first agreement of either kind counts).
+- Foraging: an agent beside the food loads a piece, then an agent beside the nest with a piece
+  delivers it: a point.
+- Transport: an agent that leaves the map in round t (0-based) of T scores (T - t) / T.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hivebench.seeding import stream
+from hivebench.suites.swarmbench import physics
+from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, Level
+from hivebench.suites.swarmbench.world import SWITCH, Worlds
+
+DANGER_RADIUS = 4
+AGENT_DANGER, WALL_DANGER = 10, 9
+# The prey's two-cell moves in the reference's order: (destination, the cells it passes beside or through)
+PREY_MOVES = (
+    ((0, 2), ((0, 1),)), ((1, 1), ((0, 1), (1, 0))), ((-1, 1), ((0, 1), (-1, 0))), ((0, -2), ((0, -1),)),
+    ((1, -1), ((0, -1), (1, 0))), ((-1, -1), ((0, -1), (-1, 0))), ((2, 0), ((1, 0),)), ((-2, 0), ((-1, 0),)),
+)  # fmt: skip
+NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def window_sums(values: np.ndarray, radius: int) -> np.ndarray:
+    """(episodes, rows, cols): the sum of `values` over each cell's (2r + 1)^2 square (zero outside)."""
+    padded = np.pad(values, ((0, 0), (radius + 1, radius), (radius + 1, radius)))
+    total = padded.cumsum(1).cumsum(2)
+    w = 2 * radius + 1
+    return total[:, w:, w:] - total[:, :-w, w:] - total[:, w:, :-w] + total[:, :-w, :-w]
+
+
+def beside(worlds: Worlds, code: int) -> np.ndarray:
+    """(agents,) whether one of the agent's four neighbours is terrain `code`."""
+    near = worlds.around(worlds.terrain, 1)
+    return (near[:, 0, 1] == code) | (near[:, 2, 1] == code) | (near[:, 1, 0] == code) | (near[:, 1, 2] == code)
+
+
+class Rules:
+    """A task's state beyond the bodies, and its score, per episode."""
+
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+        self.worlds = worlds
+        self.score = np.zeros(len(levels))
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        """After round `step`'s movement."""
+
+    def agent_columns(self) -> dict[str, np.ndarray]:
+        """Per agent, what the task keeps of it (recorded at every state)."""
+        return {}
+
+    def summary(self) -> dict[str, list]:
+        """Per episode, what the task counts beyond the score."""
+        return {}
+
+
+class Pursuit(Rules):
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+        super().__init__(worlds, levels, seeds)
+        self.prey = np.array([lv.prey for lv in levels], dtype=np.int64)
+        self.draws = [stream(seed, "prey") for seed in seeds]
+        self._place(np.ones(len(levels), dtype=bool))
+
+    def _place(self, episodes: np.ndarray) -> None:
+        m = self.worlds.margin
+        self.worlds.grid[episodes, self.prey[episodes, 0] + m, self.prey[episodes, 1] + m] = physics.STATIC
+
+    def _danger(self) -> np.ndarray:
+        w = self.worlds
+        agents = ((w.grid >= 0) & (w.grid < w.agents)).astype(np.int64)
+        walls = (w.terrain == WALL).astype(np.int64)
+        return AGENT_DANGER * window_sums(agents, DANGER_RADIUS) + WALL_DANGER * window_sums(walls, DANGER_RADIUS)
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        w, m = self.worlds, self.worlds.margin
+        episodes = np.arange(len(self.prey))
+        rows, cols = self.prey[:, 0] + m, self.prey[:, 1] + m
+        taken = np.stack([w.grid[episodes, rows + dr, cols + dc] != physics.EMPTY for dr, dc in NEIGHBOURS])
+        caught = taken.all(axis=0)
+        self.score += caught
+        danger = self._danger()
+        w.grid[episodes, rows, cols] = physics.EMPTY
+        for s in np.flatnonzero(caught):  # respawn on the safest free cell of the map
+            free = w.map_view(w.grid)[s] == physics.EMPTY
+            level = np.where(free, w.map_view(danger)[s], np.iinfo(np.int64).max)
+            safest = np.flatnonzero(level == level.min())
+            self.prey[s] = np.unravel_index(safest[self.draws[s].integers(len(safest))], level.shape)
+        moving = ~caught
+        here = danger[episodes, rows, cols]
+        best, choice = here.copy(), np.full(len(episodes), -1)
+        for i, ((dr, dc), passes) in enumerate(PREY_MOVES):
+            legal = w.grid[episodes, rows + dr, cols + dc] == physics.EMPTY
+            for pr, pc in passes:
+                legal &= w.grid[episodes, rows + pr, cols + pc] == physics.EMPTY
+            value = danger[episodes, rows + dr, cols + dc]
+            better = moving & legal & (value < best)
+            best, choice = np.where(better, value, best), np.where(better, i, choice)
+        step_to = np.array([move for move, _ in PREY_MOVES])[np.maximum(choice, 0)]
+        self.prey += np.where((choice >= 0)[:, None], step_to, 0)
+        self._place(episodes)
+
+    def summary(self) -> dict[str, list]:
+        return {"captures": self.score.astype(int).tolist()}
+
+
+class Synchronization(Rules):
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+        super().__init__(worlds, levels, seeds)
+        self.lights = np.concatenate([lv.lights for lv in levels])
+        self.last_agreed = np.full(len(levels), -1)  # lights on at the last agreement that scored
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        self.lights ^= (actions == SWITCH) & self.worlds.present
+        on = self.lights.reshape(len(self.score), -1).sum(axis=1)
+        agreed = ((on == 0) | (on == self.worlds.n)) & (on != self.last_agreed)
+        self.score += agreed
+        self.last_agreed = np.where(agreed, on, self.last_agreed)
+
+    def agent_columns(self) -> dict[str, np.ndarray]:
+        return {"light": self.lights.copy()}
+
+
+class Foraging(Rules):
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+        super().__init__(worlds, levels, seeds)
+        self.carrying = np.zeros(worlds.agents, dtype=bool)
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        self.carrying |= beside(self.worlds, FOOD)
+        at_nest = beside(self.worlds, NEST)
+        delivered = self.carrying & at_nest
+        self.score += np.bincount(self.worlds.episode_of_agent[delivered], minlength=len(self.score))
+        self.carrying &= ~at_nest
+
+    def agent_columns(self) -> dict[str, np.ndarray]:
+        return {"carrying": self.carrying.copy()}
+
+    def summary(self) -> dict[str, list]:
+        return {"deliveries": self.score.astype(int).tolist()}
+
+
+class Transport(Rules):
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+        super().__init__(worlds, levels, seeds)
+        self.rounds = rounds
+        self.left_at = np.full(worlds.agents, -1)  # the round each agent left the map in
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        left = self.worlds.leave()
+        self.left_at[left] = step
+        self.score += np.bincount(self.worlds.episode_of_agent[left], minlength=len(self.score)) * (self.rounds - step) / self.rounds
+
+    def agent_columns(self) -> dict[str, np.ndarray]:
+        return {"escaped": self.left_at >= 0}
+
+    def summary(self) -> dict[str, list]:
+        return {"escaped": np.bincount(self.worlds.episode_of_agent[self.left_at >= 0], minlength=len(self.score)).tolist()}

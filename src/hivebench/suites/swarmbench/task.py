@@ -1,0 +1,169 @@
+"""A SwarmBench episode: N agents on a walled grid, each seeing the k x k cells around it, move (push)
+and broadcast short messages for T rounds while the task scores them.
+
+A round: every agent observes (its view, the messages delivered to it, its own state), all decide at
+once, the world moves under the push physics, the task updates and scores, and the round's messages
+are delivered by where the agents now stand (the reference's order). A job block plays its episodes
+side by side, each on its own grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.engine.api import EpisodeRecord
+from hivebench.suites.swarmbench import rules
+from hivebench.suites.swarmbench.levels import Level, level, side
+from hivebench.suites.swarmbench.messages import Broadcasts
+from hivebench.suites.swarmbench.world import ACTIONS, Worlds
+
+# What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
+AGENT, PREY, BOX = 5, 6, 7
+RULES = {"pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging}
+
+
+@dataclass(frozen=True)
+class SwarmViews:
+    """One round's local views of every agent of a block. Agent v may know: its view (the k x k cells
+    around it, `cells[v]`, with the agents in it by id within the episode, `ids[v]`), its position,
+    the messages delivered to it (`heard` rows with receiver v), its own task state (`state`), and in
+    Pursuit the score (the reference shows it)."""
+
+    step: int
+    horizon: int
+    n: int
+    task: str
+    cells: np.ndarray  # (agents, k, k) terrain codes, or AGENT / PREY / BOX where one is
+    ids: np.ndarray  # (agents, k, k) the agent there (within its episode), else -1
+    position: np.ndarray  # (agents, 2) row, column on the map
+    present: np.ndarray  # (agents,) False once an agent has left the map (Transport)
+    heard_by: np.ndarray  # (messages,) the receiving agent of each message delivered this round
+    heard: pa.StringArray  # (messages,) its text
+    state: dict[str, np.ndarray]  # per agent: light (Synchronization), carrying (Foraging), ...
+    score: np.ndarray  # (episodes,)
+
+
+@dataclass(frozen=True)
+class SwarmActions:
+    move: np.ndarray  # (agents,) an index into ACTIONS
+    messages: pa.StringArray | None = None  # (agents,) null for none; None: nobody speaks
+
+
+class SwarmTask:
+    def __init__(self, params: dict[str, Any], population: int):
+        self.params = params
+        self.task = params["task"]
+        self.n = population
+        self.rounds = int(params["rounds"])
+        self.k = int(params["view"])
+        self.size = side(population) if params["grid"] == "auto" else int(params["grid"])
+        self.t = 0
+
+    @property
+    def horizon(self) -> int:
+        return self.rounds
+
+    @property
+    def done(self) -> bool:
+        return self.t >= self.rounds
+
+    def reset(self, seeds: Sequence[int]) -> None:
+        self.seeds = list(seeds)
+        levels: list[Level] = [level(self.task, self.n, seed, self.size) for seed in seeds]
+        self.worlds = Worlds(levels, margin=max(self.k // 2, 1))  # views and escapes stay inside the array
+        if self.task == "transport":
+            self.rules: rules.Rules = rules.Transport(self.worlds, levels, self.seeds, self.rounds)
+        else:
+            self.rules = RULES[self.task](self.worlds, levels, self.seeds)
+        self.medium = Broadcasts(len(seeds), self.n, self.k // 2, int(self.params["message_chars"]), bool(self.params["to_sender"]))
+        self.inbox: tuple[np.ndarray, pa.StringArray] = (np.zeros(0, dtype=np.int64), pa.array([], pa.string()))
+        states = self.rounds + 1
+        self.positions = np.zeros((states, self.worlds.agents, 2), dtype=np.int16)
+        self.actions = np.full((states, self.worlds.agents), -1, dtype=np.int8)
+        self.heard = np.zeros((states, self.worlds.agents), dtype=np.int16)
+        self.columns: list[dict[str, np.ndarray]] = []
+        self._keep_state()
+        self.t = 0
+
+    def _keep_state(self) -> None:
+        self.positions[len(self.columns)] = self.worlds.position
+        self.columns.append(self.rules.agent_columns())
+
+    def observe(self) -> SwarmViews:
+        w, r = self.worlds, self.k // 2
+        cells = w.terrain.copy()
+        bodies = w.grid >= 0
+        cells[bodies] = np.where(w.grid[bodies] < w.agents, AGENT, BOX)
+        if isinstance(self.rules, rules.Pursuit):
+            m = w.margin
+            cells[np.arange(len(self.seeds)), self.rules.prey[:, 0] + m, self.rules.prey[:, 1] + m] = PREY
+        ids = np.where(bodies & (w.grid < w.agents), w.grid % self.n, -1)
+        return SwarmViews(
+            step=self.t,
+            horizon=self.rounds,
+            n=self.n,
+            task=self.task,
+            cells=w.around(cells, r),
+            ids=w.around(ids, r),
+            position=w.position.copy(),
+            present=w.present.copy(),
+            heard_by=self.inbox[0],
+            heard=self.inbox[1],
+            state=self.rules.agent_columns(),
+            score=self.rules.score.copy(),
+        )
+
+    def step(self, actions: SwarmActions) -> None:
+        move = np.asarray(actions.move)
+        if move.shape != (self.worlds.agents,) or move.min() < 0 or move.max() >= len(ACTIONS):
+            raise ValueError(f"round {self.t}: expected {self.worlds.agents} actions, each an index into {ACTIONS}")
+        move = np.where(self.worlds.present, move, 0)
+        self.worlds.move(move)
+        self.rules.update(self.t, move)
+        self.actions[self.t + 1] = move
+        if actions.messages is not None:
+            self.medium.send(self.t, actions.messages, self.worlds.present)
+            self.inbox = self.medium.deliver(self.worlds.position, self.worlds.present)
+        else:
+            self.inbox = (np.zeros(0, dtype=np.int64), pa.array([], pa.string()))
+        self.heard[self.t + 1] = np.bincount(self.inbox[0], minlength=self.worlds.agents)
+        self.t += 1
+        self._keep_state()
+
+    def record(self) -> list[EpisodeRecord]:
+        """Per episode and (state, agent): position, the action that led to the state, messages sent
+        and heard, the task's own state; one row per message in the `messages` table; the score."""
+        states, n = self.rounds + 1, self.n
+        sent = self.medium.sent_counts(states)
+        step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
+        names = pa.array(["", *ACTIONS])
+        summary = self.rules.summary()
+        score, truncated = self.rules.score.tolist(), self.medium.truncated.tolist()
+        records = []
+        for s in range(len(self.seeds)):
+            own = slice(s * n, (s + 1) * n)
+            agents = {
+                "step": step,
+                "agent": agent,
+                "row": self.positions[:, own, 0].ravel(),
+                "col": self.positions[:, own, 1].ravel(),
+                "action": pa.DictionaryArray.from_arrays(pa.array(self.actions[:, own].ravel().astype(np.int32) + 1), names),
+                "sent": sent[:, own].ravel(),
+                "heard": self.heard[:, own].ravel(),
+                **{key: np.stack([c[key][own] for c in self.columns]).ravel() for key in self.columns[0]},
+            }
+            messages = self.medium.table(s)
+            records.append(EpisodeRecord(agents, {
+                "task": self.task,
+                "size": self.size,
+                "rounds": self.rounds,
+                "score": score[s],
+                **{key: values[s] for key, values in summary.items()},
+                "messages": messages.num_rows,
+                "truncated_messages": truncated[s],
+            }, {"messages": messages}))  # fmt: skip
+        return records
