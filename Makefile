@@ -42,6 +42,7 @@ test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_episodes.py
 	$(BIN)/python benchmarks/bench_agentsnet.py
+	$(BIN)/python benchmarks/bench_swarmbench.py
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py
