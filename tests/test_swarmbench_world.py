@@ -7,14 +7,15 @@ from collections import deque
 import numpy as np
 import pyarrow as pa
 import pytest
+from scipy.optimize import linear_sum_assignment
 
 from hivebench.seeding import Streams
 from hivebench.suites.swarmbench import rules
-from hivebench.suites.swarmbench.levels import BOXES, FLOOR, FOOD, NEST, TASKS, WALL, Level, capacity, level, side, walled
+from hivebench.suites.swarmbench.levels import BOXES, FLOOR, FOOD, NEST, TASKS, WALL, Level, capacity, level, ring, side, walled
 from hivebench.suites.swarmbench.task import SwarmActions, SwarmTask
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
-PLAYED = ("pursuit", "synchronization", "foraging", "transport")
+PLAYED = TASKS
 PARAMS = {"rounds": 20, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}
 A = {name: i for i, name in enumerate(ACTIONS)}
 
@@ -33,7 +34,7 @@ def reachable(terrain: np.ndarray, start: tuple[int, int]) -> np.ndarray:
     return seen
 
 
-@pytest.mark.parametrize("task", [t for t in TASKS if t != "flocking"] + ["flocking"])
+@pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("n", [4, 12, 16, 64, 128])
 def test_levels_place_every_agent_on_its_own_free_cell_from_the_seed(task, n):
     size = side(n)
@@ -184,6 +185,38 @@ def test_transport_five_pushers_move_the_box_along_the_wall_then_out_and_escapes
     assert transport.left_at.tolist()[5:] != [-1] * 5
     expected = sum((10 - t) / 10 for t in transport.left_at if t >= 0)
     assert transport.score[0] == pytest.approx(expected) and expected > 0
+
+
+def distance_at(agents: np.ndarray, target: np.ndarray, dr: int, dc: int) -> int:
+    cost = np.abs(agents[:, 0, None] - target[None, :, 0] - dr) + np.abs(agents[:, 1, None] - target[None, :, 1] - dc)
+    return int(cost[linear_sum_assignment(cost)].sum())
+
+
+def test_the_shape_distance_is_the_least_over_every_shift():
+    rng = np.random.default_rng(4)
+    for _ in range(120):
+        n = int(rng.integers(3, 17))
+        agents = np.stack(np.unravel_index(rng.choice(100, n, replace=False), (10, 10)), axis=1)
+        target = ring(n)
+        every = min(distance_at(agents, target, dr, dc) for dr in range(-12, 12) for dc in range(-12, 12))
+        assert rules.shape_distance(agents, target) == every
+    square = ring(12) + (3, 4)  # agents already in the shape, anywhere: distance 0
+    assert rules.shape_distance(square, ring(12)) == 0
+
+
+def test_flocking_scores_how_far_the_distance_fell_below_its_start():
+    terrain = walled(10)
+    start = [(1, 1), (1, 8), (8, 1), (8, 8), (4, 4), (5, 5), (2, 6), (7, 3)]
+    worlds = worlds_at(terrain, start)
+    flock = rules.Flocking(worlds, [Level(terrain, np.array(start))], [0])
+    assert flock.score.tolist() == [0.0] and flock.start[0] > 0
+    target = ring(8) + (3, 3)
+    worlds.position[:] = target  # the agents stand in the shape
+    flock.update(0, np.zeros(8, dtype=np.int8))
+    assert flock.score.tolist() == [float(flock.start[0])] and flock.distance.tolist() == [0]
+    worlds.position[:] = start  # back where they started: the best stays
+    flock.update(1, np.zeros(8, dtype=np.int8))
+    assert flock.score.tolist() == [float(flock.start[0])]
 
 
 def play(task: str, seeds: list[int], n: int = 8, rounds: int = 15) -> list:

@@ -12,16 +12,19 @@ a block at once (after the reference's task.py, with its bugs fixed where the is
   in turn (the first agreement of either kind counts).
 - Foraging: an agent beside the food loads a piece, then an agent beside the nest with a piece
   delivers it: a point.
+- Flocking: the most the agents' distance to a hollow square of side N // 4 + 1 (translation-
+  invariant, `shape_distance`) has fallen below where it started.
 - Transport: an agent that leaves the map in round t (0-based) of T scores (T - t) / T.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 from hivebench.seeding import stream
 from hivebench.suites.swarmbench import physics
-from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, Level
+from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, Level, ring
 from hivebench.suites.swarmbench.world import SWITCH, Worlds
 
 DANGER_RADIUS = 4
@@ -150,6 +153,56 @@ class Foraging(Rules):
 
     def summary(self) -> dict[str, list]:
         return {"deliveries": self.score.astype(int).tolist()}
+
+
+def _assignment(cost: np.ndarray) -> int:
+    rows, cols = linear_sum_assignment(cost)
+    return int(cost[rows, cols].sum())
+
+
+def shape_distance(agents: np.ndarray, target: np.ndarray) -> int:
+    """The translation-invariant L1 assignment distance from the agents' cells to the target shape's:
+    over integer shifts of the shape, the least total L1 distance of a one-to-one assignment of target
+    cells to agents (scipy's linear_sum_assignment; agents beyond the shape's cells stay unassigned).
+
+    Exact, by branch and bound over the shifts: the rows-only and columns-only assignments bound each
+    shift's distance from below, and shifts are tried in order of that bound until it reaches the
+    least distance found (the reference tries only the shifts of paired cells, which can miss it)."""
+    rows = agents[:, 0, None] - target[None, :, 0]
+    cols = agents[:, 1, None] - target[None, :, 1]
+    shifts_r, shifts_c = np.arange(rows.min(), rows.max() + 1), np.arange(cols.min(), cols.max() + 1)
+    bound = np.add.outer(
+        [_assignment(np.abs(rows - r)) for r in shifts_r], [_assignment(np.abs(cols - c)) for c in shifts_c]
+    )
+    best = np.iinfo(np.int64).max
+    for index in np.argsort(bound, axis=None, kind="stable"):
+        if bound.flat[index] >= best:
+            break
+        r, c = divmod(int(index), len(shifts_c))
+        best = min(best, _assignment(np.abs(rows - shifts_r[r]) + np.abs(cols - shifts_c[c])))
+    return int(best)
+
+
+class Flocking(Rules):
+    """Score: the most the distance to the target shape has fallen below its start, max over t of
+    D_0 - D_t (never below 0)."""
+
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+        super().__init__(worlds, levels, seeds)
+        self.target = ring(worlds.n)
+        self.start = self.distances()
+        self.distance = self.start.copy()
+
+    def distances(self) -> np.ndarray:
+        n = self.worlds.n
+        return np.array([shape_distance(self.worlds.position[s * n : (s + 1) * n], self.target) for s in range(len(self.score))])
+
+    def update(self, step: int, actions: np.ndarray) -> None:
+        self.distance = self.distances()
+        self.score = np.maximum(self.score, self.start - self.distance)
+
+    def summary(self) -> dict[str, list]:
+        return {"initial_distance": self.start.tolist(), "final_distance": self.distance.tolist()}
 
 
 class Transport(Rules):

@@ -23,7 +23,7 @@ from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
 AGENT, PREY, BOX = 5, 6, 7
-RULES = {"pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging}
+RULES = {"pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging, "flocking": rules.Flocking}
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class SwarmTask:
             }
             messages = self.medium.table(s)
             records.append(EpisodeRecord(agents, {
-                "task": self.task,
+                "swarm_task": self.task,
                 "size": self.size,
                 "rounds": self.rounds,
                 "score": score[s],
