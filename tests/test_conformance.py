@@ -24,6 +24,7 @@ from test_workflow import planned_jobs, snakemake
 EXAMPLES = {
     "loopbench": ({"kind": "coloring", "graph": "cycle", "steps": 6}, 5),
     "agentsnet": ({"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}, 8),
+    "swarmbench": ({"kind": "swarmbench", "task": "pursuit", "rounds": 12}, 8),
 }
 
 

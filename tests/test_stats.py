@@ -9,6 +9,7 @@ import pytest
 from scipy import stats
 
 from hivebench.contrasts import paired_contrast
+from hivebench.scores import score_table
 from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.stats import (
     bca_interval,
@@ -122,13 +123,31 @@ def test_a_missing_anchor_is_an_error_not_one(tmp_path):
     from conftest import REPO
 
     anchors = load_anchors(REPO / "config/anchors.yaml")
-    assert normalise(12.4, "swarmbench", "pursuit", 8, anchors) == pytest.approx(2.0)
-    assert "Table 18" in anchors[("swarmbench", "foraging", 8)][1]
-    with pytest.raises(AnchorError, match="swarmbench/pursuit at N=16"):
-        normalise(12.4, "swarmbench", "pursuit", 16, anchors)
+    assert normalise(12.4, "swarmbench", "pursuit", anchors) == pytest.approx(2.0)
+    value, frozen_at, provenance = anchors[("swarmbench", "foraging")]
+    assert (value, frozen_at) == (3.80, 8) and "Table 18" in provenance
+    with pytest.raises(AnchorError, match="no anchor for swarmbench/flocking"):
+        normalise(12.4, "swarmbench", "flocking", anchors)
     (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2}}}")
     with pytest.raises(ValueError, match="needs value and provenance"):
         load_anchors(tmp_path / "a.yaml")
+    (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2, provenance: x}, 16: {value: 7, provenance: y}}}")
+    with pytest.raises(ValueError, match="one anchor per task, frozen at one population .* got N = 8, 16"):
+        load_anchors(tmp_path / "a.yaml")
+
+
+def test_an_anchor_frozen_at_one_population_normalises_every_population():
+    """The Waggle aggregate divides by the N = 8 anchor at every N (it used to stop at N != 8)."""
+    from conftest import REPO
+
+    episodes = pd.DataFrame({
+        "suite": "swarmbench", "task": "chase", "swarm_task": "pursuit", "method": "m",
+        "population": [8, 8, 64, 64], "score": [6.2, 6.2, 12.4, 12.4],
+    })  # fmt: skip
+    table = score_table(episodes, 200, 0.95, 0, load_anchors(REPO / "config/anchors.yaml"))
+    assert table.set_index("population")["normalised_mean"].to_dict() == pytest.approx({8: 1.0, 64: 2.0})
+    flocking = score_table(episodes.assign(swarm_task="flocking"), 200, 0.95, 0, {})
+    assert flocking["normalised_mean"].isna().all()  # not in the aggregate: no anchor needed, none given
 
 
 def test_units_are_the_ones_that_ran_not_the_product_of_their_keys():

@@ -11,7 +11,8 @@ from scipy.optimize import linear_sum_assignment
 
 from hivebench.seeding import Streams
 from hivebench.suites.swarmbench import rules
-from hivebench.suites.swarmbench.levels import BOXES, FLOOR, FOOD, NEST, TASKS, WALL, Level, capacity, level, ring, side, walled
+from hivebench.suites.swarmbench import TASKS, capacity, side
+from hivebench.suites.swarmbench.levels import BOXES, FLOOR, FOOD, NEST, WALL, Level, level, ring, walled
 from hivebench.suites.swarmbench.task import SwarmActions, SwarmTask
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 

@@ -11,7 +11,9 @@ from typing import Any, Iterator
 
 from hivebench.config import ConfigError, read_yaml
 
-Anchors = dict[tuple[str, str, int], tuple[float, str]]
+# (suite, task) -> (anchor value, the population it was frozen at, provenance): an anchor is frozen at
+# one population and applies at every population, so a task's normalised score stays comparable as N grows.
+Anchors = dict[tuple[str, str], tuple[float, int, str]]
 
 
 class AnchorError(KeyError):
@@ -22,8 +24,9 @@ class AnchorError(KeyError):
 
 
 def load_anchors(path: str | Path) -> Anchors:
-    """(suite, task, population) -> (anchor value, provenance); ConfigError naming the file and the
-    entry for anything else than suite -> task -> N -> {value: a positive number, provenance: text}."""
+    """(suite, task) -> (anchor value, the population it was frozen at, provenance); ConfigError naming
+    the file and the entry for anything else than suite -> task -> N -> {value: a positive number,
+    provenance: text}, one N per task."""
     data = read_yaml(path)
     if data is None:
         return {}
@@ -40,6 +43,12 @@ def load_anchors(path: str | Path) -> Anchors:
             if not isinstance(populations, dict):
                 problems.append(f"{suite}.{task}: must map populations to {{value, provenance}}")
                 continue
+            if len(populations) > 1:
+                problems.append(
+                    f"{suite}.{task}: one anchor per task, frozen at one population and applied at every one; "
+                    f"got N = {', '.join(map(str, populations))}"
+                )
+                continue
             for population, entry in populations.items():
                 where = f"{suite}.{task}.{population}"
                 if not isinstance(population, int) or isinstance(population, bool) or population < 1:
@@ -51,7 +60,7 @@ def load_anchors(path: str | Path) -> Anchors:
                 elif not isinstance(entry["provenance"], str) or not entry["provenance"].strip():
                     problems.append(f"{where}.provenance: must say where the anchor comes from")
                 else:
-                    anchors[(str(suite), str(task), population)] = (float(entry["value"]), entry["provenance"])
+                    anchors[(str(suite), str(task))] = (float(entry["value"]), population, entry["provenance"])
     if problems:
         raise ConfigError(str(path), problems)
     return anchors
@@ -101,10 +110,11 @@ def _positive_number(value: object) -> bool:
     return (isinstance(value, int) or math.isfinite(value)) and value > 0
 
 
-def normalise(raw: float, suite: str, task: str, population: int, anchors: Anchors) -> float:
-    """A raw score divided by its frozen anchor; a missing anchor is an error, never a silent 1.0."""
+def normalise(raw: float, suite: str, task: str, anchors: Anchors) -> float:
+    """A raw score divided by its task's frozen anchor, at any population; a missing anchor is an
+    error, never a silent 1.0."""
     try:
-        value, _ = anchors[(suite, task, population)]
+        value, _, _ = anchors[(suite, task)]
     except KeyError:
-        raise AnchorError(f"no anchor for {suite}/{task} at N={population} in config/anchors.yaml") from None
+        raise AnchorError(f"no anchor for {suite}/{task} in config/anchors.yaml") from None
     return raw / value

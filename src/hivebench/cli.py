@@ -242,7 +242,7 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
 
 def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Namespace) -> Path:
     """Write one suite's report section into `folder` (reports/<study>/<suite>) from a study's episodes."""
-    from hivebench.anchors import load_published
+    from hivebench.anchors import load_anchors, load_published
     from hivebench.registry import SUITE_OBJECTS
     from hivebench.report import SECTION_FILE
     from hivebench.suite import load
@@ -251,8 +251,8 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
     render = load(SUITE_OBJECTS[suite].report)
     mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
     anchors = args.anchors or (DEFAULT_ANCHORS if Path(DEFAULT_ANCHORS).is_file() else None)
-    published = load_published(anchors, suite) if anchors else {}
-    part = render(mine, folder, f"{suite}/", args.resamples, args.confidence, args.bootstrap_seed, published)
+    published, frozen = (load_published(anchors, suite), load_anchors(anchors)) if anchors else ({}, {})
+    part = render(mine, folder, f"{suite}/", args.resamples, args.confidence, args.bootstrap_seed, published, frozen)
     (folder / SECTION_FILE).write_text(part, encoding="utf-8")
     return folder
 

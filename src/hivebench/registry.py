@@ -16,6 +16,7 @@ from hivebench.suite import MethodImpl, Metric, Suite, TaskKind
 SUITES: dict[str, str] = {
     "loopbench": "hivebench.suites.loopbench",
     "agentsnet": "hivebench.suites.agentsnet",
+    "swarmbench": "hivebench.suites.swarmbench",
 }
 
 # Methods every suite runs: they reach the task only through the suite's text view.

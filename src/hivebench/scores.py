@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hivebench.registry import SUITE_METRICS
+from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
 from hivebench.anchors import normalise
 from hivebench.stats import mean_ci
 
@@ -25,6 +25,9 @@ def score_table(
     defined values and of episodes; `normalised*` columns where the metric is anchor-normalised."""
     rows = []
     for (suite, task, method, population), group in episodes.groupby(SCORE_KEYS, sort=False):
+        declared = SUITE_OBJECTS[suite]
+        anchored = str(group[declared.anchor_column].iloc[0])  # the task as the anchors file names it
+        needs_anchor = declared.anchored is None or anchored in declared.anchored
         for metric in SUITE_METRICS[suite]:
             ci = mean_ci(group[metric.name].to_numpy(), resamples, confidence, seed, interval)
             row = {
@@ -32,9 +35,9 @@ def score_table(
                 "metric": metric.name, "mean": ci.estimate, "lo": ci.lo, "hi": ci.hi,
                 "n": ci.n, "episodes": len(group), "interval": interval,
             }  # fmt: skip
-            if metric.normalised_by_anchor:
+            if metric.normalised_by_anchor and needs_anchor:  # at every population, by the anchor frozen at one
                 for key in ("mean", "lo", "hi"):
-                    row[f"normalised_{key}"] = normalise(row[key], suite, task, int(population), anchors)
+                    row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)
             rows.append(row)
     table = pd.DataFrame(rows)
     for key in ("normalised_mean", "normalised_lo", "normalised_hi"):

@@ -81,7 +81,7 @@ class MethodImpl:
 class Metric:
     name: str  # the episodes-table column
     higher_is_better: bool = True
-    normalised_by_anchor: bool = False  # divided by a frozen anchor (suite, task, population) in scores
+    normalised_by_anchor: bool = False  # divided by its task's frozen anchor in scores (Suite.anchored)
     paired: bool = True  # contrasted by default; False for one undefined in some episodes (a unit would drop)
 
 
@@ -94,6 +94,12 @@ class Suite:
     schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`), a package resource path
     text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
     # renders the suite's report section ("module:function"): (its episodes, folder, link prefix,
-    # resamples, confidence, bootstrap seed, its published tables from the anchors file) -> HTML
+    # resamples, confidence, bootstrap seed, its published tables and the frozen anchors from the
+    # anchors file) -> HTML
     report: str
     report_files: tuple[str, ...] = field(default=())  # files the section writes into reports/<study>/
+    # Anchor-normalised metrics: the episodes column naming the anchored task (its values are the
+    # anchors file's task keys), and the values that must have an anchor (None: every one); the
+    # others get no normalised score.
+    anchor_column: str = "task"
+    anchored: tuple[str, ...] | None = None

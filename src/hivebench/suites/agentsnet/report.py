@@ -57,7 +57,7 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
 ) -> str:
     """Write the AgentsNet files into `out`; return the section's HTML (no published table yet)."""
     table = summary_table(episodes, resamples, confidence, seed)

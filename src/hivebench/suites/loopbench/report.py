@@ -157,7 +157,7 @@ Proximity and Stability as defined in the LoopBench paper (section 3); see the R
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
 ) -> str:
     """Write the LoopBench files into `out`; return the section's HTML, with the paper's Table 1
     beside ours where the anchors file has it (`published`)."""

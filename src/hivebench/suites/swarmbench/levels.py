@@ -20,16 +20,14 @@ code does something its description does not:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from hivebench.seeding import stream
+from hivebench.suites.swarmbench import BAND, TASKS, side
 
 FLOOR, WALL, FOOD, NEST = 0, 1, 2, 3
-TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
-BAND = 4  # Foraging: a maze wall every 4 rows
 
 # Transport's box shapes ('B' box, '.' not) and where each sits: (row, column) of its top-left cell,
 # negative from the far edge (the reference's 8 templates).
@@ -45,29 +43,11 @@ BOXES = (
 )
 
 
-def side(n: int) -> int:
-    """The map's side for n agents: the paper's density (12 agents on a 10 x 10 map, 8 x 8 inside) at
-    every n, never below 10 (N = 16: 12, 32: 16, 64: 21, 128: 29)."""
-    return max(10, math.ceil(math.sqrt(n * 64 / 12)) + 2)
-
-
 def ring(n: int) -> np.ndarray:
     """Flocking's target: the cells (row, column) of a hollow square of side n // 4 + 1."""
     s = n // 4 + 1
     cells = [(r, c) for r in range(s) for c in range(s) if r in (0, s - 1) or c in (0, s - 1)]
     return np.array(cells, dtype=np.int64).reshape(-1, 2)
-
-
-def capacity(task: str, size: int) -> int:
-    """How many agents a level of this task places on a map of this side."""
-    if task == "pursuit":
-        return max(size // 2, 5) ** 2
-    inside = (size - 2) ** 2
-    if task == "foraging":
-        return inside - len(range(BAND, size - BAND, BAND)) * (size - 4) - 8
-    if task == "transport":
-        return inside - 9
-    return inside
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ import pyarrow as pa
 
 from hivebench.engine.api import EpisodeRecord
 from hivebench.suites.swarmbench import rules
-from hivebench.suites.swarmbench.levels import Level, level, side
+from hivebench.suites.swarmbench import side
+from hivebench.suites.swarmbench.levels import Level, level
 from hivebench.suites.swarmbench.messages import Broadcasts
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
@@ -37,6 +38,7 @@ class SwarmViews:
     horizon: int
     n: int
     task: str
+    message_chars: int  # the size cap of one message
     cells: np.ndarray  # (agents, k, k) terrain codes, or AGENT / PREY / BOX where one is
     ids: np.ndarray  # (agents, k, k) the agent there (within its episode), else -1
     position: np.ndarray  # (agents, 2) row, column on the map
@@ -107,6 +109,7 @@ class SwarmTask:
             horizon=self.rounds,
             n=self.n,
             task=self.task,
+            message_chars=int(self.params["message_chars"]),
             cells=w.around(cells, r),
             ids=w.around(ids, r),
             position=w.position.copy(),

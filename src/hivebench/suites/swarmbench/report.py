@@ -1,0 +1,141 @@
+"""The SwarmBench report section: the score per task, N and method with bootstrap intervals over
+seeds; the Waggle aggregate (mean over Pursuit, Foraging and Synchronization of score / the task's
+frozen anchor, at every N) with a stratified bootstrap interval; the scores against N; and one
+episode per task drawn as grid frames."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from hivebench.anchors import Anchors
+from hivebench.cells import CELL_FILE
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
+from hivebench.suites.swarmbench import AGGREGATE
+from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, level
+
+KEYS = ["swarm_task", "population", "method"]
+KINDS = {WALL: "wall", FOOD: "food", NEST: "nest"}
+FRAMES = 3  # states drawn per episode: the start, the middle, the end
+
+
+def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors) -> pd.DataFrame:
+    rows = []
+    for (task, n, method), group in episodes.groupby(KEYS, sort=False):
+        ci = mean_ci(group["score"].to_numpy(dtype=float), resamples, confidence, seed)
+        row = {"task": task, "n": int(n), "method": method, "score": ci.estimate, "score_lo": ci.lo, "score_hi": ci.hi}
+        anchor = anchors.get(("swarmbench", task), (np.nan,))[0] if task in AGGREGATE else np.nan
+        row.update({"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor})
+        rows.append({**row, "episodes": len(group)})
+    table = pd.DataFrame(rows)
+    for key in ("task", "method"):
+        table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
+    return table.sort_values(["task", "n", "method"]).reset_index(drop=True).astype({"task": str, "method": str})
+
+
+def aggregate_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors) -> pd.DataFrame:
+    """Per N and method that ran all three tasks: the mean over the tasks of score / anchor, each task
+    weighing the same, with seeds resampled within each task."""
+    rows = []
+    mine = episodes[episodes["swarm_task"].isin(AGGREGATE)]
+    for (n, method), group in mine.groupby(["population", "method"], sort=False):
+        if set(group["swarm_task"]) != set(AGGREGATE):
+            continue
+        normalised = group["score"].to_numpy(dtype=float) / group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0]).to_numpy()
+        estimate, distribution = stratified_bootstrap(normalised[:, None], group["swarm_task"].to_numpy(), dict.fromkeys(AGGREGATE, 1.0), resamples, seed)
+        lo, hi = percentile_interval(distribution, confidence)
+        rows.append({"n": int(n), "method": method, "normalised": estimate[0], "lo": lo[0], "hi": hi[0], "episodes": len(group)})
+    return pd.DataFrame(rows, columns=["n", "method", "normalised", "lo", "hi", "episodes"])
+
+
+def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
+    sizes = sorted(int(n) for n in pd.unique(table["n"]))
+    base = alt.Chart().encode(
+        x=alt.X("n:Q", title="agents N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes)),
+        color=alt.Color("method:N", sort=list(pd.unique(table["method"]))),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("score:Q", title="score"), tooltip=["task", "n", "method", alt.Tooltip("score:Q", format=".2f"), "episodes"]
+    )
+    bars = base.mark_errorbar().encode(y=alt.Y("score_lo:Q", title="score"), y2="score_hi:Q")
+    return (
+        alt.layer(line, bars, data=table)
+        .properties(width=170, height=140)
+        .facet(column=alt.Column("task:N", title=None, sort=list(pd.unique(table["task"]))))
+        .resolve_scale(y="independent")
+        .properties(title=f"SwarmBench by N: mean score and {confidence:.0%} bootstrap interval over seeds")
+    )
+
+
+def frames(row: pd.Series) -> pd.DataFrame:
+    """One episode's map and agents at the start, middle and end: (frame, row, col, kind)."""
+    terrain = level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"])).terrain
+    walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
+    path = CELL_FILE.format(study=row["study"], suite="swarmbench", task=row["task"], method=row["method"], population=row["population"], seed=row["seed"])
+    agents = pd.read_parquet(path, columns=["step", "row", "col"])
+    states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
+    parts = []
+    for state in states:
+        at = agents[agents["step"] == state]
+        parts.append(pd.DataFrame(walls, columns=["row", "col", "kind"]).assign(frame=f"t = {state}"))
+        parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
+    return pd.concat(parts).assign(task=row["swarm_task"], method=row["method"], n=int(row["population"]))
+
+
+def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
+    """Per task, the first method's episode at the smallest N, first seed."""
+    picked = episodes.sort_values(["population", "seed"], kind="stable").groupby("swarm_task", sort=False).head(1)
+    cells = pd.concat([frames(row) for _, row in picked.iterrows()])
+    colours = alt.Scale(domain=["wall", "food", "nest", "agent"], range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4"])
+    return (
+        alt.Chart(cells)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:O", axis=None), y=alt.Y("row:O", axis=None), color=alt.Color("kind:N", scale=colours, title=None),
+            tooltip=["task", "method", "n", "frame", "row", "col", "kind"],
+        )
+        .properties(width=120, height=120)
+        .facet(row=alt.Row("task:N", title=None), column=alt.Column("frame:N", title=None, sort=None))
+        .resolve_scale(x="independent", y="independent")
+        .properties(title="One episode per task (first method, smallest N, first seed): agents at the start, middle and end")
+    )
+
+
+def render(
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: Anchors
+) -> str:
+    """Write the SwarmBench files into `out`; return the section's HTML."""
+    table = summary_table(episodes, resamples, confidence, seed, anchors)
+    aggregate = aggregate_table(episodes, resamples, confidence, seed, anchors)
+    write_tables(table, out, "swarmbench")
+    save_chart(scaling_chart(table, confidence), out, "swarmbench_scaling")
+    episode_chart(episodes).save(str(out / "swarmbench_episodes.png"), scale_factor=1.0)
+    shown = table.assign(
+        score=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
+        normalised=["" if np.isnan(m) else f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)],
+    )[["task", "n", "method", "score", "normalised", "episodes"]]
+    anchored = ", ".join(f"{t} {anchors[('swarmbench', t)][0]:g} (N = {anchors[('swarmbench', t)][1]})" for t in AGGREGATE if ("swarmbench", t) in anchors)
+    if len(aggregate):
+        shown_aggregate = aggregate.assign(normalised=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(aggregate.normalised, aggregate.lo, aggregate.hi)])
+        aggregate_html = html_table(shown_aggregate[["n", "method", "normalised", "episodes"]])
+    else:
+        aggregate_html = "<p>No method ran Pursuit, Foraging and Synchronization at one N: no aggregate.</p>"
+    links = [("swarmbench.csv", "swarmbench.csv"), ("swarmbench.md", ".md"), ("swarmbench.tex", ".tex"), ("swarmbench_scaling.html", "interactive chart")]
+    return f"""<h2>SwarmBench</h2>
+<p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile
+bootstrap interval over seeds, and for Pursuit, Foraging and Synchronization the score over the task's
+frozen anchor ({html.escape(anchored) or "none in the anchors file"}), applied at every N.</p>
+{html_table(shown)}
+<h3>Waggle aggregate</h3>
+<p>The mean over Pursuit, Foraging and Synchronization of score / anchor, each task weighing the same,
+with a {confidence:.0%} interval from resampling seeds within each task.</p>
+{aggregate_html}
+{file_links(prefix, links)}
+<img src="{html.escape(prefix)}swarmbench_scaling.png" alt="SwarmBench scores against N" style="max-width: 100%">
+<img src="{html.escape(prefix)}swarmbench_episodes.png" alt="One SwarmBench episode per task" style="max-width: 100%">
+"""
