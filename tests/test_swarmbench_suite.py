@@ -1,0 +1,114 @@
+"""SwarmBench as a suite: config checks, the LLM agent through the text view (a scripted backend),
+what it does with long messages and unknown actions, the heuristic against random, and the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import write_config
+from hivebench.config import ConfigError, validate
+from hivebench.engine.loop import play
+from hivebench.suites.swarmbench.task import SwarmTask
+from hivebench.suites.swarmbench.text import SwarmView, draw
+from test_scripted import lines, only_cell
+from test_workflow import snakemake
+
+
+def study(task: dict, population: int, method: dict | None = None) -> dict:
+    return {
+        "tasks": {"t": task},
+        "methods": {"m": method or {"kind": "random"}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": 1}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("task", "population", "message"),
+    [
+        ({"kind": "swarmbench", "task": "pursuit", "view": 4}, 8, "tasks.t.view: the view is k x k cells around the agent, k odd and at least 3; got 4"),
+        ({"kind": "swarmbench", "task": "pursuit", "view": 1}, 8, "k odd and at least 3; got 1"),
+        ({"kind": "swarmbench", "task": "pursuit", "grid": 10}, 30, "a pursuit level on a 10 x 10 map holds at most 25 agents, got 30 (raise grid)"),
+        ({"kind": "swarmbench", "task": "foraging", "grid": 6}, 9, "a foraging level on a 6 x 6 map holds at most 8 agents, got 9"),
+        ({"kind": "swarmbench", "task": "herding"}, 8, "tasks.t.task"),
+    ],
+)
+def test_bad_swarmbench_tasks_are_config_errors_that_name_the_key(task, population, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        validate(study(task, population), "x.yaml")
+
+
+def test_the_view_is_drawn_as_the_reference_draws_it():
+    game = SwarmTask({"task": "synchronization", "rounds": 2, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}, 8)
+    game.reset([0])
+    views = game.observe()
+    text = draw(views, 0)
+    header, *rows = text.split("\n")
+    row, col = views.position[0]
+    assert header.split() == [str(c) for c in range(col - 2, col + 3)]
+    assert [r.split()[0] for r in rows] == [str(r) for r in range(row - 2, row + 3)]
+    assert rows[2][5:].split()[2] == "Y"
+    for i in range(5):
+        for j in range(5):
+            other = views.ids[0, i, j]
+            if other >= 0 and (i, j) != (2, 2):
+                cell = rows[i][5 + 4 * j : 9 + 4 * j].strip()
+                assert cell == ("" if views.state["light"][other] else "$") + str(other)
+    system = SwarmView().system(views, 0, 32)
+    assert "SWITCH" in system and "8 agents" in system and "within 2 cells" in system
+
+
+def test_an_llm_agent_plays_swarmbench_long_messages_are_cut_and_unknown_actions_fall_back(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    n, rounds = 4, 2
+    long = "m" * 150
+    replies = [{"action": "UP", "message": long, "notes": "a"}, {"action": "LEFT", "message": "", "notes": ""},
+               {"action": "STAY", "message": "hi", "notes": ""}, {"action": "JUMP", "message": "", "notes": ""},
+               {"action": "FLY", "message": "", "notes": ""},  # the repair of the fourth agent's reply: still no action
+               *[{"action": "STAY", "message": "", "notes": ""}] * n]  # fmt: skip
+    method = {"kind": "llm", "backend": "scripted", "model": lines(tmp_path / "replies.jsonl", replies)}
+    task = {"kind": "swarmbench", "task": "pursuit", "rounds": rounds}
+    record = play(only_cell(tmp_path, task, method, n))
+    summary = record.summary
+    assert summary["llm_calls"] == n * rounds + 1 and summary["repaired"] == 0 and summary["fallback"] == 1
+    messages = record.table("messages").to_pylist()
+    assert [m["size"] for m in messages] == [120, 2] and summary["truncated_messages"] == 1
+    actions = record.agents["action"].to_pylist()
+    assert actions[n : 2 * n] == ["UP", "LEFT", "STAY", "STAY"]  # the fallback stays
+
+
+def test_the_heuristic_beats_random_where_its_rule_can():
+    def scores(method: str, task: str) -> list[float]:
+        config = study({"kind": "swarmbench", "task": task, "rounds": 60}, 8, {"kind": method})
+        config["studies"]["s"]["seeds"] = 6
+        from hivebench.cells import expand_blocks
+        from hivebench.engine.loop import play_block
+
+        cells = [c for b in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for c in b.cells()]
+        return [r.summary["score"] for r in play_block(cells)]
+
+    for task in ("pursuit", "synchronization", "foraging", "flocking"):
+        heuristic, random = scores("heuristic", task), scores("random", task)
+        assert np.mean(heuristic) > np.mean(random) + 0.5, (task, heuristic, random)
+    assert scores("heuristic", "synchronization") == [60.0] * 6  # the clock agrees every round
+
+
+@pytest.mark.workflow
+def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_path):
+    tasks = {t: {"kind": "swarmbench", "task": t, "rounds": 20} for t in ("pursuit", "synchronization", "foraging", "transport")}
+    config = {
+        "tasks": tasks,
+        "methods": {"random": {"kind": "random"}, "heuristic": {"kind": "heuristic"}},
+        "studies": {"sw": {"tasks": list(tasks), "methods": ["heuristic", "random"], "populations": [8, 16], "seeds": 3}},
+        "report": {"bootstrap_resamples": 200},
+    }
+    write_config(tmp_path / "config.yaml", config)
+    snakemake(tmp_path)
+    scores = pd.read_parquet(tmp_path / "results/sw/scores.parquet")
+    anchored = scores[scores["task"].isin(["pursuit", "synchronization", "foraging"])]
+    assert anchored["normalised_mean"].notna().all()  # at N = 16 too: the N = 8 anchor applies
+    assert scores[scores["task"] == "transport"]["normalised_mean"].isna().all()
+    section = (tmp_path / "reports/sw/swarmbench/section.html").read_text()
+    assert "Waggle aggregate" in section and section.count("<tr>") > 10
+    assert (tmp_path / "reports/sw/swarmbench/swarmbench_episodes.png").stat().st_size > 10_000
