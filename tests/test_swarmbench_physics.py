@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from hivebench.suites.swarmbench.physics import CODES, DIRECTIONS, EMPTY, FORCE, OPPOSITE, STATIC, STILL, movers, play_round, shift
+from hivebench.suites.swarmbench.physics import CODES, DIRECTIONS, EMPTY, FORCE, OPPOSITE, STATIC, STILL, movers, shift
 
 BOX_MASS = 5
 
@@ -66,6 +66,13 @@ def ilp_movers(grid: np.ndarray, mass: np.ndarray, push: np.ndarray, direction: 
     )
     assert result.success
     return {b for b, x in zip(bodies, result.x[:n]) if x > 0.5}
+
+
+def play_round(grid: np.ndarray, mass: np.ndarray, push: np.ndarray, multi: np.ndarray) -> np.ndarray:
+    """One round's four passes, in order (as the world plays them)."""
+    for direction in DIRECTIONS:
+        grid = shift(grid, movers(grid, mass, push, multi, direction), direction)
+    return grid
 
 
 def random_state(rng: np.random.Generator, box: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -151,10 +151,3 @@ def shift(grid: np.ndarray, moving: np.ndarray, direction: str) -> np.ndarray:
     inside = index[-1] + 1 < source.shape[-1]
     target[tuple(i[inside] for i in index[:-1]) + (index[-1][inside] + 1,)] = source[index][inside]
     return result
-
-
-def play_round(grid: np.ndarray, mass: np.ndarray, push: np.ndarray, multi: np.ndarray) -> np.ndarray:
-    """The grid after one round's four passes; `push` holds each body's direction this round."""
-    for direction in DIRECTIONS:
-        grid = shift(grid, movers(grid, mass, push, multi, direction), direction)
-    return grid

@@ -73,8 +73,9 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 
 def frames(row: pd.Series) -> pd.DataFrame:
-    """One episode's map and agents at the start, middle and end: (frame, row, col, kind)."""
-    terrain = level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"])).terrain
+    """One episode's map, agents, and prey or box at the start, middle and end: (frame, row, col, kind)."""
+    start = level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]))
+    terrain = start.terrain
     walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
     path = CELL_FILE.format(study=row["study"], suite="swarmbench", task=row["task"], method=row["method"], population=row["population"], seed=row["seed"])
     agents = pd.read_parquet(path, columns=["step", "row", "col"])
@@ -84,14 +85,29 @@ def frames(row: pd.Series) -> pd.DataFrame:
         at = agents[agents["step"] == state]
         parts.append(pd.DataFrame(walls, columns=["row", "col", "kind"]).assign(frame=f"t = {state}"))
         parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
+        parts.append(objects(row, start.box, state, len(terrain)).assign(frame=f"t = {state}"))
     return pd.concat(parts).assign(task=row["swarm_task"], method=row["method"], n=int(row["population"]))
+
+
+def objects(row: pd.Series, box: np.ndarray | None, state: int, size: int) -> pd.DataFrame:
+    """The prey or the box (moved as recorded, what is left of it on the map) at a state."""
+    cells = np.zeros((0, 2), dtype=np.int64)
+    if row["swarm_task"] == "pursuit":
+        cells = np.array([row["prey_path"][state]])
+    elif row["swarm_task"] == "transport" and box is not None:
+        cells = box + np.asarray(row["box_path"][state])
+        cells = cells[((cells >= 0) & (cells < size)).all(axis=1)]
+    kind = "prey" if row["swarm_task"] == "pursuit" else "box"
+    return pd.DataFrame({"row": cells[:, 0], "col": cells[:, 1], "kind": kind})
 
 
 def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
     """Per task, the first method's episode at the smallest N, first seed."""
     picked = episodes.sort_values(["population", "seed"], kind="stable").groupby("swarm_task", sort=False).head(1)
     cells = pd.concat([frames(row) for _, row in picked.iterrows()])
-    colours = alt.Scale(domain=["wall", "food", "nest", "agent"], range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4"])
+    colours = alt.Scale(
+        domain=["wall", "food", "nest", "agent", "prey", "box"], range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#8c564b"]
+    )
     return (
         alt.Chart(cells)
         .mark_rect()
@@ -102,7 +118,7 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
         .properties(width=120, height=120)
         .facet(row=alt.Row("task:N", title=None), column=alt.Column("frame:N", title=None, sort=None))
         .resolve_scale(x="independent", y="independent")
-        .properties(title="One episode per task (first method, smallest N, first seed): agents at the start, middle and end")
+        .properties(title="One episode per task (first method, smallest N, first seed) at the start, middle and end")
     )
 
 

@@ -69,6 +69,9 @@ class Rules:
         """Per episode, what the task counts beyond the score."""
         return {}
 
+    def track(self) -> None:
+        """Keep where the task's moving objects are now (once per state)."""
+
 
 class Pursuit(Rules):
     def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
@@ -76,6 +79,10 @@ class Pursuit(Rules):
         self.prey = np.array([lv.prey for lv in levels], dtype=np.int64)
         self.draws = [stream(seed, "prey") for seed in seeds]
         self._place(np.ones(len(levels), dtype=bool))
+        self.path: list[np.ndarray] = []  # the prey's cell at each state
+
+    def track(self) -> None:
+        self.path.append(self.prey.copy())
 
     def _place(self, episodes: np.ndarray) -> None:
         m = self.worlds.margin
@@ -116,7 +123,8 @@ class Pursuit(Rules):
         self._place(episodes)
 
     def summary(self) -> dict[str, list]:
-        return {"captures": self.score.astype(int).tolist()}
+        path = np.stack(self.path, axis=1)  # (episodes, states, 2)
+        return {"captures": self.score.astype(int).tolist(), "prey_path": path.tolist()}
 
 
 class Synchronization(Rules):
@@ -210,6 +218,10 @@ class Transport(Rules):
         super().__init__(worlds, levels, seeds)
         self.rounds = rounds
         self.left_at = np.full(worlds.agents, -1)  # the round each agent left the map in
+        self.path: list[np.ndarray] = []  # the box's (rows, columns) moved by each state
+
+    def track(self) -> None:
+        self.path.append(self.worlds.moved[self.worlds.agents :].copy())
 
     def update(self, step: int, actions: np.ndarray) -> None:
         left = self.worlds.leave()
@@ -220,4 +232,5 @@ class Transport(Rules):
         return {"escaped": self.left_at >= 0}
 
     def summary(self) -> dict[str, list]:
-        return {"escaped": np.bincount(self.worlds.episode_of_agent[self.left_at >= 0], minlength=len(self.score)).tolist()}
+        escaped = np.bincount(self.worlds.episode_of_agent[self.left_at >= 0], minlength=len(self.score))
+        return {"escaped": escaped.tolist(), "box_path": np.stack(self.path, axis=1).tolist()}

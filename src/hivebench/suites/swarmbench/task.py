@@ -94,6 +94,7 @@ class SwarmTask:
     def _keep_state(self) -> None:
         self.positions[len(self.columns)] = self.worlds.position
         self.columns.append(self.rules.agent_columns())
+        self.rules.track()
 
     def observe(self) -> SwarmViews:
         w, r = self.worlds, self.k // 2

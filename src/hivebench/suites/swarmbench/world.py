@@ -47,6 +47,7 @@ class Worlds:
             if box is not None:
                 self.grid[s, box[:, 0] + margin, box[:, 1] + margin] = self.agents + s
         self.present = np.ones(self.agents, dtype=bool)  # False once an agent has left the map (Transport)
+        self.moved = np.zeros((bodies, 2), dtype=np.int64)  # each body's (rows, columns) moved so far
         self.position = starts - margin
 
     def inside(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -58,7 +59,10 @@ class Worlds:
         push = np.zeros(len(self.mass), dtype=np.int8)
         moving = (actions >= 1) & (actions <= len(physics.DIRECTIONS)) & self.present
         push[: self.agents][moving] = actions[moving]
-        self.grid = physics.play_round(self.grid, self.mass, push, self.multi)
+        for direction, step in physics.DIRECTIONS.items():
+            moving = physics.movers(self.grid, self.mass, push, self.multi, direction)
+            self.grid = physics.shift(self.grid, moving, direction)
+            self.moved[moving] += step
         episode, rows, cols = np.nonzero((self.grid >= 0) & (self.grid < self.agents))
         self.position[self.grid[episode, rows, cols]] = np.stack([rows, cols], axis=1) - self.margin
 
