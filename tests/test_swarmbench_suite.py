@@ -112,3 +112,16 @@ def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_
     section = (tmp_path / "reports/sw/swarmbench/section.html").read_text()
     assert "Waggle aggregate" in section and section.count("<tr>") > 10
     assert (tmp_path / "reports/sw/swarmbench/swarmbench_episodes.png").stat().st_size > 10_000
+
+
+def test_replay_plays_recorded_swarmbench_actions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = [{"step": 0, "agent": 0, "reply": {"action": "RIGHT", "message": "go"}},
+              {"step": 0, "agent": 1, "reply": {"action": "SWIM", "message": ""}},
+              {"step": 1, "agent": 0, "reply": {"action": "DOWN", "message": ""}}]  # fmt: skip
+    method = {"kind": "replay", "file": lines(tmp_path / "run.jsonl", script)}
+    record = play(only_cell(tmp_path, {"kind": "swarmbench", "task": "foraging", "rounds": 2}, method, 4))
+    actions = record.agents["action"].to_pylist()
+    assert actions[4:8] == ["RIGHT", "STAY", "STAY", "STAY"] and actions[8] == "DOWN"
+    assert {k: record.summary[k] for k in ("replayed", "missing", "invalid")} == {"replayed": 2, "missing": 5, "invalid": 1}
+    assert record.table("messages").column("text").to_pylist() == ["go"]
