@@ -18,7 +18,7 @@ from hivebench.seeding import Streams
 from hivebench.suites.swarmbench.task import SwarmActions, SwarmTask
 
 REFERENCE = 590.0  # agent-steps/s, the top of the reference's range at N = 8-16
-TASKS = ("pursuit", "synchronization", "foraging", "transport")
+TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
 
 
 def episode_block(task: str, n: int, seeds: list[int]) -> None:

@@ -21,6 +21,8 @@ TASKS = {
     "loopbench": ({"kind": "coloring", "graph": "cycle", "steps": 3}, 5),
     # R by the paper's rule (2 * diameter + 1): graphs of different diameters, episodes of different lengths
     "agentsnet": ({"kind": "agentsnet", "problem": "consensus", "family": "barabasi_albert", "message_chars": 8}, 6),
+    # the ASCII view, lights and messages
+    "swarmbench": ({"kind": "swarmbench", "task": "synchronization", "rounds": 3, "message_chars": 12}, 4),
 }
 
 

@@ -44,12 +44,12 @@ def towards(offset: np.ndarray) -> np.ndarray:
     return np.where((rows == 0) & (cols == 0), STAY, move)
 
 
-def nearest(views: SwarmViews, code: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per agent: whether a cell of `code` is in view, and the offset to the nearest one."""
-    r = views.cells.shape[1] // 2
+def nearest(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per agent: whether its (agents, k, k) view `mask` has a True cell, and the offset to the nearest."""
+    r = mask.shape[1] // 2
     grid = np.arange(-r, r + 1)
     rows, cols = np.meshgrid(grid, grid, indexing="ij")
-    distance = np.where(views.cells == code, np.abs(rows) + np.abs(cols), 10**6).reshape(len(views.cells), -1)
+    distance = np.where(mask, np.abs(rows) + np.abs(cols), 10**6).reshape(len(mask), -1)
     best = distance.argmin(axis=1)
     return distance.min(axis=1) < 10**6, np.stack([rows.ravel()[best], cols.ravel()[best]], axis=1)
 
@@ -80,7 +80,7 @@ class LocalHeuristic:
             match = PREY_SEEN.match(text or "")
             if match:
                 self.heard_prey[receiver] = (int(match[1]), int(match[2]))
-        seen, offset = nearest(views, PREY)
+        seen, offset = nearest(views.cells == PREY)
         heard = self.heard_prey[:, 0] >= 0
         move = np.where(seen, towards(offset), np.where(heard, towards(self.heard_prey - views.position), wander))
         self.heard_prey[heard & (move == STAY)] = -1  # reached the place: forget it
@@ -109,8 +109,8 @@ class LocalHeuristic:
             move, chosen = np.where(pick, CLOCKWISE[heading], move), np.where(pick, heading, chosen)
         self.heading = np.where(move >= 0, chosen, self.heading)
         want = np.where(views.state["carrying"], NEST, FOOD)
-        goal_food, to_food = nearest(views, FOOD)
-        goal_nest, to_nest = nearest(views, NEST)
+        goal_food, to_food = nearest(views.cells == FOOD)
+        goal_nest, to_nest = nearest(views.cells == NEST)
         seen = np.where(want == FOOD, goal_food, goal_nest)
         offset = np.where((want == FOOD)[:, None], to_food, to_nest)
         return SwarmActions(np.where(seen, towards(offset), np.maximum(move, STAY)))
@@ -123,7 +123,7 @@ class LocalHeuristic:
         return SwarmActions(np.where(spare, STAY, towards(mine - views.position)))
 
     def transport(self, views: SwarmViews, wander: np.ndarray) -> SwarmActions:
-        out_seen, to_out = nearest(views, OUTSIDE)
-        box_seen, to_box = nearest(views, BOX)
+        out_seen, to_out = nearest(views.cells == OUTSIDE)
+        box_seen, to_box = nearest(views.cells == BOX)
         move = np.where(out_seen & ~box_seen, towards(to_out), wander)
         return SwarmActions(np.where(box_seen, towards(to_box), move))
