@@ -1,5 +1,5 @@
-"""Classical SwarmBench methods, vectorised over the agents of a block. Each reads only an agent's own
-view, position, state, the round number and the messages delivered to it.
+"""Classical SwarmBench methods for every agent of a block. Each reads only an agent's own view,
+position, id and state, the round number, the map's side, and the messages delivered to it.
 
 - `random`: every agent draws one of the task's actions uniformly, every round; says nothing.
 - `heuristic`: one local rule per task:
@@ -11,8 +11,11 @@ view, position, state, the round number and the messages delivered to it.
     follow the wall on its right hand through the maze (the food and nest lie in its corners).
   - Flocking: agent v walks to cell v of the shape placed with its corner at the map's first inside
     cell (its id and coordinates are its own knowledge; no one needs to see anyone).
-  - Transport: towards the box when it is in view (so pushing it the way the agent comes from);
-    towards the outside when that is in view and the box is not; otherwise a random step.
+  - Transport: look for the box in the map's corners in turn (agent v starts at corner v mod 4). An
+    agent that sees three or more box cells works out which of the 8 shapes it is and how far it has
+    moved, and tells the others in reach ("BOX shape along out"; they pass it on). It then stands
+    behind the box's body, two deep, and pushes: one cell along the wall towards the corner, then out
+    through the gap; once the box is out, it walks to the gap and leaves.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.seeding import Streams
-from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, ring
+from hivebench.suites.swarmbench.levels import BOXES, FOOD, NEST, WALL, box_cells, ring
 from hivebench.suites.swarmbench.task import BOX, PREY, SwarmActions, SwarmViews
 from hivebench.suites.swarmbench.world import ACTIONS, OUTSIDE, SWITCH
 
@@ -68,6 +71,8 @@ class LocalHeuristic:
         self.rng = rng
         self.heading: np.ndarray | None = None  # Foraging: each agent's heading (an index into CLOCKWISE)
         self.heard_prey: np.ndarray | None = None  # Pursuit: where each agent last heard the prey is
+        self.box: np.ndarray | None = None  # Transport: what each agent knows of the box
+        self.corner: np.ndarray | None = None
 
     def decide(self, views: SwarmViews) -> SwarmActions:
         wander = self.rng.integers(1, 5, (len(views.present),))  # one draw per agent every round
@@ -123,7 +128,103 @@ class LocalHeuristic:
         return SwarmActions(np.where(spare, STAY, towards(mine - views.position)))
 
     def transport(self, views: SwarmViews, wander: np.ndarray) -> SwarmActions:
-        out_seen, to_out = nearest(views.cells == OUTSIDE)
-        box_seen, to_box = nearest(views.cells == BOX)
-        move = np.where(out_seen & ~box_seen, towards(to_out), wander)
-        return SwarmActions(np.where(box_seen, towards(to_box), move))
+        agents = len(views.present)
+        if self.box is None:
+            self.box = np.full((agents, 3), -1)  # per agent: the box's shape, steps along, steps out (-1: unknown)
+            self.corner = np.arange(agents) % 4  # the corner each agent looks in next
+        for receiver, text in zip(views.heard_by.tolist(), views.heard.to_pylist()):
+            match = BOX_SEEN.match(text or "")
+            if match and tuple(map(int, match.groups()))[1:] > tuple(self.box[receiver, 1:]):
+                self.box[receiver] = tuple(map(int, match.groups()))
+        r = views.cells.shape[1] // 2
+        move, texts = wander.copy(), [None] * agents
+        for v in np.flatnonzero(views.present).tolist():
+            seen = np.argwhere(views.cells[v] == BOX) + views.position[v] - r
+            if len(seen) >= 3:
+                self.box[v] = where_box(seen, views.position[v] - r, 2 * r + 1, views.size, self.box[v])
+            elif not len(seen) and self.box[v, 1] == 1 and expected_in_view(self.box[v], views.position[v] - r, 2 * r + 1, views.size):
+                self.box[v, 2] = OUT_STEPS  # it should be in view and is not: it has gone out
+            if self.box[v, 0] >= 0:
+                texts[v] = "BOX {} {} {}".format(*self.box[v])
+                target, push = box_target(views.position[v], self.box[v], views.size)
+            else:
+                corner = CORNERS[self.corner[v]] * (views.size - 3) + 1
+                if np.abs(corner - views.position[v]).sum() <= 1:
+                    self.corner[v] = (self.corner[v] + 1) % 4  # nothing here: the next corner, clockwise
+                target, push = corner, STAY
+            offset = target - views.position[v]
+            move[v] = push if not offset.any() else around(towards(offset[None])[0], offset, views.cells[v], wander[v])
+        return SwarmActions(move, pa.array(texts, pa.string()))
+
+
+# Transport's plan: the box must first go one cell along its wall (towards its corner), then out.
+BOX_SEEN = re.compile(r"^BOX (\d) (\d) (\d)$")
+CORNERS = np.array([(0, 0), (0, 1), (1, 1), (1, 0)])  # clockwise, as fractions of the map
+OUT_STEPS = 4  # pushes out that take the 3-deep body past the wall
+
+
+def box_geometry(template: int, size: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(cells at the start, which of them are the bar in the wall, the action out, the action along)."""
+    cells = box_cells(template, size)
+    edge = {UP: cells[:, 0] == 0, DOWN: cells[:, 0] == size - 1, LEFT: cells[:, 1] == 0, RIGHT: cells[:, 1] == size - 1}
+    out = max(edge, key=lambda action: int(edge[action].sum()))  # the wall holding most of the bar
+    corner = cells[edge[out]]
+    if out in (UP, DOWN):
+        along = RIGHT if corner[:, 1].max() == size - 1 else LEFT
+    else:
+        along = DOWN if corner[:, 0].max() == size - 1 else UP
+    return cells, edge[out], out, along
+
+
+def where_box(seen: np.ndarray, corner: np.ndarray, k: int, size: int, known: np.ndarray) -> np.ndarray:
+    """(shape, steps along, steps out) whose box has exactly the `seen` cells in the k x k view whose
+    top-left cell is `corner`; `known` if none has."""
+    seen_set = {tuple(c) for c in seen.tolist()}
+    for template in range(len(BOXES)):
+        cells, _, out, along = box_geometry(template, size)
+        for steps_along in (0, 1):
+            for steps_out in range(OUT_STEPS + 2):
+                moved = cells + steps_along * STEP[along] + steps_out * STEP[out]
+                in_view = ((moved >= corner) & (moved < corner + k)).all(axis=1)
+                if {tuple(c) for c in moved[in_view].tolist()} == seen_set:
+                    return np.array([template, steps_along, steps_out])
+    return known
+
+
+def expected_in_view(box: np.ndarray, corner: np.ndarray, k: int, size: int) -> bool:
+    """Whether the box as known has a cell on the map inside the k x k view whose top-left is `corner`."""
+    template, steps_along, steps_out = box.tolist()
+    cells, _, out, along = box_geometry(template, size)
+    moved = cells + steps_along * STEP[along] + steps_out * STEP[out]
+    on_map = ((moved >= 0) & (moved < size)).all(axis=1)
+    return bool((((moved >= corner) & (moved < corner + k)).all(axis=1) & on_map).any())
+
+
+def box_target(position: np.ndarray, box: np.ndarray, size: int) -> tuple[np.ndarray, int]:
+    """Where an agent should stand and which way it should push: behind the box's body (two deep), or
+    once the box is out, at the gap and then out."""
+    template, steps_along, steps_out = box.tolist()
+    cells, bar, out, along = box_geometry(template, size)
+    if steps_out >= OUT_STEPS:  # the way is open: to the gap, then out
+        gap = cells[bar]
+        return gap[np.abs(gap - position).sum(axis=1).argmin()], out
+    push = along if steps_along == 0 else out
+    body = cells[~bar] + steps_along * STEP[along] + steps_out * STEP[out]
+    body_set = {tuple(c) for c in body.tolist()}
+    back = [tuple(c - STEP[push]) for c in body if tuple(c - STEP[push]) not in body_set]
+    spots = np.array(back + [(r - STEP[push][0], c - STEP[push][1]) for r, c in back])
+    inside = ((spots > 0) & (spots < size - 1)).all(axis=1)
+    spots = spots[inside]
+    if (spots == position).all(axis=1).any():
+        return position, push
+    return spots[np.abs(spots - position).sum(axis=1).argmin()], push
+
+
+def around(move: int, offset: np.ndarray, view: np.ndarray, fallback: int) -> int:
+    """`move`, or the other axis's step towards `offset` when a wall or the box is in the way (else `fallback`)."""
+    r = view.shape[0] // 2
+    blocked = lambda action: view[r + STEP[action][0], r + STEP[action][1]] in (WALL, BOX)  # noqa: E731
+    if not blocked(move):
+        return move
+    other = towards(np.array([[0, offset[1]]]) if move in (UP, DOWN) else np.array([[offset[0], 0]]))[0]
+    return other if other != STAY and not blocked(other) else fallback

@@ -59,6 +59,13 @@ class Level:
     box: np.ndarray | None = None  # Transport: (cells, 2)
 
 
+def box_cells(template: int, size: int) -> np.ndarray:
+    """(13, 2) the cells of Transport's box shape `template` where it starts on a map of this side."""
+    shape, (row, col) = BOXES[template]
+    cells = np.array([(r, c) for r, line in enumerate(shape) for c, ch in enumerate(line) if ch == "B"])
+    return cells + (row % size, col % size)
+
+
 def walled(size: int) -> np.ndarray:
     terrain = np.full((size, size), FLOOR, dtype=np.int8)
     terrain[[0, -1], :] = WALL
@@ -94,9 +101,7 @@ def level(task: str, n: int, seed: int, size: int | None = None) -> Level:
     if task == "flocking":
         return Level(terrain, spread(rng, terrain == FLOOR, n))
     if task == "transport":
-        shape, (row, col) = BOXES[int(rng.integers(len(BOXES)))]
-        cells = np.array([(r, c) for r, line in enumerate(shape) for c, ch in enumerate(line) if ch == "B"])
-        box = cells + (row % size if row >= 0 else size + row, col % size if col >= 0 else size + col)
+        box = box_cells(int(rng.integers(len(BOXES))), size)
         terrain[box[:, 0], box[:, 1]] = FLOOR  # the gap: the wall under the bar
         free = terrain == FLOOR
         free[box[:, 0], box[:, 1]] = False

@@ -38,6 +38,7 @@ class SwarmViews:
     horizon: int
     n: int
     task: str
+    size: int  # the map's side (known to every agent, like the task)
     message_chars: int  # the size cap of one message
     cells: np.ndarray  # (agents, k, k) terrain codes, or AGENT / PREY / BOX where one is
     ids: np.ndarray  # (agents, k, k) the agent there (within its episode), else -1
@@ -110,6 +111,7 @@ class SwarmTask:
             horizon=self.rounds,
             n=self.n,
             task=self.task,
+            size=self.size,
             message_chars=int(self.params["message_chars"]),
             cells=w.around(cells, r),
             ids=w.around(ids, r),
