@@ -200,9 +200,11 @@ def test_the_shape_distance_is_the_least_over_every_shift():
         agents = np.stack(np.unravel_index(rng.choice(100, n, replace=False), (10, 10)), axis=1)
         target = ring(n)
         every = min(distance_at(agents, target, dr, dc) for dr in range(-12, 12) for dc in range(-12, 12))
-        assert rules.shape_distance(agents, target) == every
+        distance, shift = rules.shape_distance(agents, target)
+        assert distance == every == distance_at(agents, target, *shift)
+        assert rules.shape_distance(agents, target, start=(shift[0] + 1, shift[1] - 2))[0] == every
     square = ring(12) + (3, 4)  # agents already in the shape, anywhere: distance 0
-    assert rules.shape_distance(square, ring(12)) == 0
+    assert rules.shape_distance(square, ring(12)) == (0, (3, 4))
 
 
 def test_flocking_scores_how_far_the_distance_fell_below_its_start():

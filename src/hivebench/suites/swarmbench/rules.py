@@ -168,27 +168,54 @@ def _assignment(cost: np.ndarray) -> int:
     return int(cost[rows, cols].sum())
 
 
-def shape_distance(agents: np.ndarray, target: np.ndarray) -> int:
-    """The translation-invariant L1 assignment distance from the agents' cells to the target shape's:
-    over integer shifts of the shape, the least total L1 distance of a one-to-one assignment of target
-    cells to agents (scipy's linear_sum_assignment; agents beyond the shape's cells stay unassigned).
+def line_distances(agents: np.ndarray, target: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    """For each shift s, the least sum of |agent - target - s| over one-to-one assignments of the
+    target's coordinates to agents' (one axis). On a line an optimal assignment keeps both orders, so
+    it is a walk over the sorted values that skips the agents beyond the target's count."""
+    a, t = np.sort(agents), np.sort(target)
+    extra = len(a) - len(t)
+    if extra == 0:
+        return np.abs((a - t)[:, None] - shifts[None, :]).sum(axis=0)
+    best = np.zeros((extra + 1, len(shifts)))  # by agents skipped so far
+    for i, value in enumerate(t):
+        step = np.abs(a[i : i + extra + 1, None] - value - shifts[None, :])
+        best = np.minimum.accumulate(best, axis=0) + step
+    return best.min(axis=0)
+
+
+def shape_distance(agents: np.ndarray, target: np.ndarray, start: tuple[int, int] | None = None) -> tuple[int, tuple[int, int]]:
+    """The translation-invariant L1 assignment distance from the agents' cells to the target shape's,
+    and a shift that attains it: over integer shifts of the shape, the least total L1 distance of a
+    one-to-one assignment of target cells to agents (scipy's linear_sum_assignment; agents beyond the
+    shape's cells stay unassigned).
 
     Exact, by branch and bound over the shifts: the rows-only and columns-only assignments bound each
-    shift's distance from below, and shifts are tried in order of that bound until it reaches the
-    least distance found (the reference tries only the shifts of paired cells, which can miss it)."""
+    shift's distance from below, and shifts are tried in order of that bound (`start`, e.g. the last
+    round's best, first) until it reaches the least distance found. The reference tries only the
+    shifts of paired cells, which can miss the least one."""
     rows = agents[:, 0, None] - target[None, :, 0]
     cols = agents[:, 1, None] - target[None, :, 1]
     shifts_r, shifts_c = np.arange(rows.min(), rows.max() + 1), np.arange(cols.min(), cols.max() + 1)
-    bound = np.add.outer(
-        [_assignment(np.abs(rows - r)) for r in shifts_r], [_assignment(np.abs(cols - c)) for c in shifts_c]
-    )
-    best = np.iinfo(np.int64).max
-    for index in np.argsort(bound, axis=None, kind="stable"):
+    bound = np.add.outer(line_distances(agents[:, 0], target[:, 0], shifts_r), line_distances(agents[:, 1], target[:, 1], shifts_c))
+    best, at = np.iinfo(np.int64).max, (0, 0)
+
+    def attempt(index: int) -> None:
+        nonlocal best, at
+        r, c = divmod(index, len(shifts_c))
+        value = _assignment(np.abs(rows - shifts_r[r]) + np.abs(cols - shifts_c[c]))
+        if value < best:
+            best, at = value, (int(shifts_r[r]), int(shifts_c[c]))
+
+    first = -1
+    if start is not None and shifts_r[0] <= start[0] <= shifts_r[-1] and shifts_c[0] <= start[1] <= shifts_c[-1]:
+        first = int((start[0] - shifts_r[0]) * len(shifts_c) + start[1] - shifts_c[0])
+        attempt(first)
+    for index in np.argsort(bound, axis=None, kind="stable").tolist():
         if bound.flat[index] >= best:
             break
-        r, c = divmod(int(index), len(shifts_c))
-        best = min(best, _assignment(np.abs(rows - shifts_r[r]) + np.abs(cols - shifts_c[c])))
-    return int(best)
+        if index != first:
+            attempt(index)
+    return int(best), at
 
 
 class Flocking(Rules):
@@ -198,12 +225,16 @@ class Flocking(Rules):
     def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
         super().__init__(worlds, levels, seeds)
         self.target = ring(worlds.n)
+        self.shifts: list[tuple[int, int] | None] = [None] * len(levels)  # each episode's last best shift
         self.start = self.distances()
         self.distance = self.start.copy()
 
     def distances(self) -> np.ndarray:
-        n = self.worlds.n
-        return np.array([shape_distance(self.worlds.position[s * n : (s + 1) * n], self.target) for s in range(len(self.score))])
+        n, found = self.worlds.n, []
+        for s in range(len(self.score)):
+            distance, self.shifts[s] = shape_distance(self.worlds.position[s * n : (s + 1) * n], self.target, self.shifts[s])
+            found.append(distance)
+        return np.array(found)
 
     def update(self, step: int, actions: np.ndarray) -> None:
         self.distance = self.distances()
