@@ -125,3 +125,20 @@ def test_replay_plays_recorded_swarmbench_actions(tmp_path, monkeypatch):
     assert actions[4:8] == ["RIGHT", "STAY", "STAY", "STAY"] and actions[8] == "DOWN"
     assert {k: record.summary[k] for k in ("replayed", "missing", "invalid")} == {"replayed": 2, "missing": 5, "invalid": 1}
     assert record.table("messages").column("text").to_pylist() == ["go"]
+
+
+def test_wide_ids_keep_their_cells_apart_in_the_drawn_view():
+    game = SwarmTask({"task": "synchronization", "rounds": 1, "view": 9, "grid": "auto", "message_chars": 120, "to_sender": False}, 128)
+    game.reset([2])
+    views = game.observe()
+    agent = int(np.argmax((views.ids >= 100).sum(axis=(1, 2))))  # one that sees an agent numbered 100 or more
+    assert (views.ids[agent] >= 100).any()
+    rows = draw(views, agent).split("\n")[1:]
+    assert all(len(row.split()) == 1 + 9 for row in rows)  # the row number, then 9 cells
+
+
+def test_the_aggregate_needs_every_anchor_and_says_so_without_one():
+    from hivebench.suites.swarmbench.report import aggregate_table
+
+    episodes = pd.DataFrame({"swarm_task": ["pursuit", "foraging", "synchronization"], "population": 8, "method": "m", "score": [1.0, 2.0, 3.0]})
+    assert aggregate_table(episodes, 100, 0.95, 0, {}).empty

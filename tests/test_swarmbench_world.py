@@ -263,3 +263,45 @@ def test_messages_reach_the_agents_within_reach_next_round_cut_to_size_and_count
     near = np.abs(position - position[0]).max(axis=1) <= 2
     near[0] = False
     assert sorted(receivers.tolist()) == np.flatnonzero(near).tolist()
+
+
+def heuristic_game(task: str, n: int, seeds: list[int], **params) -> SwarmTask:
+    """A game played to its end by the heuristic."""
+    from hivebench.suites.swarmbench.baselines import LocalHeuristic
+
+    game = SwarmTask({**PARAMS, "task": task, **params}, n)
+    game.reset(seeds)
+    policy = LocalHeuristic({}, Streams(seeds, "policy"))
+    while not game.done:
+        game.step(policy.decide(game.observe()))
+    return game
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_heuristic_plays_an_episode_alone_as_in_a_block_whatever_n(task):
+    """Its per-agent state (headings, plans, corners) follows each agent's id within its episode."""
+    block = heuristic_game(task, 3, [5, 6, 7], rounds=25).record()
+    for seed, together in zip([5, 6, 7], block):
+        alone = heuristic_game(task, 3, [seed], rounds=25).record()[0]
+        assert pa.table(alone.agents).equals(pa.table(together.agents)) and alone.summary == together.summary
+
+
+@pytest.mark.parametrize("size", [6, 7, 8, 9])
+def test_small_pursuit_maps_keep_every_agent_off_the_prey(size):
+    n = capacity("pursuit", size)
+    for seed in range(10):
+        game = SwarmTask({**PARAMS, "task": "pursuit", "grid": size}, n)
+        game.reset([seed])
+        assert ((game.worlds.grid >= 0) & (game.worlds.grid < n)).sum() == n
+
+
+def test_an_agent_leaving_the_map_still_says_what_it_said_that_round():
+    table = pa.table(heuristic_game("transport", 12, [1], rounds=100).record()[0].agents).to_pandas()
+    escaped = table.pivot(index="step", columns="agent", values="escaped")
+    sent = table.pivot(index="step", columns="agent", values="sent")
+    leaving = escaped & ~escaped.shift(1, fill_value=False)
+    assert leaving.values.sum() > 0 and sent.values[leaving.values].all()  # the heuristic speaks every round it knows the box
+
+
+def test_the_transport_heuristic_plays_the_smallest_map():
+    assert len(heuristic_game("transport", 3, [0], grid=6).record()) == 1

@@ -18,14 +18,14 @@ AGGREGATE = ("pursuit", "foraging", "synchronization")
 
 def side(n: int) -> int:
     """The map's side for n agents: the paper's density (12 agents on a 10 x 10 map, 8 x 8 inside) at
-    every n, never below 10 (N = 16: 12, 32: 16, 64: 21, 128: 29)."""
+    every n, never below 10 (N up to 12: 10; 16: 12, 32: 16, 64: 21, 128: 29)."""
     return max(10, math.ceil(math.sqrt(n * 64 / 12)) + 2)
 
 
 def capacity(task: str, size: int) -> int:
     """How many agents a level of this task places on a map of this side (its free starting cells)."""
     if task == "pursuit":  # the near quadrant
-        return min(max(size // 2, 5), size - 2) ** 2
+        return (size // 2) ** 2
     inside = (size - 2) ** 2
     if task == "foraging":  # less the maze's walls (a 2-cell gap each), the food and the nest
         return inside - len(range(BAND, size - BAND, BAND)) * (size - 4) - 8

@@ -131,7 +131,7 @@ class LocalHeuristic:
         agents = len(views.present)
         if self.box is None:
             self.box = np.full((agents, 3), -1)  # per agent: the box's shape, steps along, steps out (-1: unknown)
-            self.corner = np.arange(agents) % 4  # the corner each agent looks in next
+            self.corner = np.arange(agents) % views.n % 4  # the corner each agent looks in next (by its id)
         for receiver, text in zip(views.heard_by.tolist(), views.heard.to_pylist()):
             match = BOX_SEEN.match(text or "")
             if match and tuple(map(int, match.groups()))[1:] > tuple(self.box[receiver, 1:]):
@@ -214,7 +214,7 @@ def box_target(position: np.ndarray, box: np.ndarray, size: int) -> tuple[np.nda
     back = [tuple(c - STEP[push]) for c in body if tuple(c - STEP[push]) not in body_set]
     spots = np.array(back + [(r - STEP[push][0], c - STEP[push][1]) for r, c in back])
     inside = ((spots > 0) & (spots < size - 1)).all(axis=1)
-    spots = spots[inside]
+    spots = spots[inside] if inside.any() else spots  # a map too small to stand two deep inside
     if (spots == position).all(axis=1).any():
         return position, push
     return spots[np.abs(spots - position).sum(axis=1).argmin()], push

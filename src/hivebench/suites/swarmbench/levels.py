@@ -91,7 +91,7 @@ def level(task: str, n: int, seed: int, size: int | None = None) -> Level:
         half = size // 2
         prey = (int(rng.integers(half + 1, size - 1)), int(rng.integers(half + 1, size - 1)))
         near = np.zeros_like(terrain, dtype=bool)
-        near[1 : max(half, 5) + 1, 1 : max(half, 5) + 1] = True
+        near[1 : half + 1, 1 : half + 1] = True  # the prey's quadrant starts at half + 1
         return Level(terrain, spread(rng, near & (terrain == FLOOR), n), prey=prey)
     if task == "synchronization":
         lights = rng.random(n) < 0.5

@@ -41,7 +41,9 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
 def aggregate_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors) -> pd.DataFrame:
     """Per N and method that ran all three tasks: the mean over the tasks of score / anchor, each task
     weighing the same, with seeds resampled within each task."""
-    rows = []
+    rows: list[dict] = []
+    if any(("swarmbench", task) not in anchors for task in AGGREGATE):
+        return pd.DataFrame(rows, columns=["n", "method", "normalised", "lo", "hi", "episodes"])
     mine = episodes[episodes["swarm_task"].isin(AGGREGATE)]
     for (n, method), group in mine.groupby(["population", "method"], sort=False):
         if set(group["swarm_task"]) != set(AGGREGATE):
@@ -82,7 +84,7 @@ def frames(row: pd.Series) -> pd.DataFrame:
     states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
     parts = []
     for state in states:
-        at = agents[agents["step"] == state]
+        at = agents[(agents["step"] == state) & agents["row"].between(0, len(terrain) - 1) & agents["col"].between(0, len(terrain) - 1)]
         parts.append(pd.DataFrame(walls, columns=["row", "col", "kind"]).assign(frame=f"t = {state}"))
         parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
         parts.append(objects(row, start.box, state, len(terrain)).assign(frame=f"t = {state}"))
@@ -140,7 +142,7 @@ def render(
         shown_aggregate = aggregate.assign(normalised=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(aggregate.normalised, aggregate.lo, aggregate.hi)])
         aggregate_html = html_table(shown_aggregate[["n", "method", "normalised", "episodes"]])
     else:
-        aggregate_html = "<p>No method ran Pursuit, Foraging and Synchronization at one N: no aggregate.</p>"
+        aggregate_html = "<p>No aggregate: no method ran Pursuit, Foraging and Synchronization at one N, or an anchor is missing.</p>"
     links = [("swarmbench.csv", "swarmbench.csv"), ("swarmbench.md", ".md"), ("swarmbench.tex", ".tex"), ("swarmbench_scaling.html", "interactive chart")]
     return f"""<h2>SwarmBench</h2>
 <p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile

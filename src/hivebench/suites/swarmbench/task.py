@@ -127,12 +127,13 @@ class SwarmTask:
         move = np.asarray(actions.move)
         if move.shape != (self.worlds.agents,) or move.min() < 0 or move.max() >= len(ACTIONS):
             raise ValueError(f"round {self.t}: expected {self.worlds.agents} actions, each an index into {ACTIONS}")
-        move = np.where(self.worlds.present, move, 0)
+        present = self.worlds.present.copy()  # who acts this round (an agent leaving the map still speaks)
+        move = np.where(present, move, 0)
         self.worlds.move(move)
         self.rules.update(self.t, move)
         self.actions[self.t + 1] = move
         if actions.messages is not None:
-            self.medium.send(self.t, actions.messages, self.worlds.present)
+            self.medium.send(self.t, actions.messages, present)
             self.inbox = self.medium.deliver(self.worlds.position, self.worlds.present)
         else:
             self.inbox = (np.zeros(0, dtype=np.int64), pa.array([], pa.string()))

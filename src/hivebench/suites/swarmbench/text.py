@@ -59,7 +59,7 @@ def draw(views: SwarmViews, agent: int) -> str:
     row0, col0 = views.position[agent] - r
     episode = agent // views.n
     off = views.state.get("light", views.state.get("carrying"))
-    lines = ["   " + " ".join(f"{col0 + j:>3}" for j in range(k))]
+    rows = []
     for i in range(k):
         cells = []
         for j in range(k):
@@ -71,7 +71,10 @@ def draw(views: SwarmViews, agent: int) -> str:
                 cells.append(f"{'$' if dim else ''}{other}")
             else:
                 cells.append(SYMBOLS.get(int(views.cells[agent, i, j]), "?"))
-        lines.append(f"{row0 + i:>3}  " + "".join(c.ljust(4) for c in cells))
+        rows.append(cells)
+    width = max(4, 1 + max(len(c) for cells in rows for c in cells))  # 4 as the reference; wider for "$100"
+    lines = ["   " + " ".join(f"{col0 + j:>{width - 1}}" for j in range(k))]
+    lines += [f"{row0 + i:>3}  " + "".join(c.ljust(width) for c in cells) for i, cells in enumerate(rows)]
     return "\n".join(lines)
 
 
