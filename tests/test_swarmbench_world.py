@@ -101,7 +101,7 @@ def worlds_at(terrain: np.ndarray, agents: list[tuple[int, int]], **level_fields
 
 def test_pursuit_catches_a_surrounded_prey_and_respawns_it_where_it_is_safest():
     worlds = worlds_at(walled(10), [(4, 5), (6, 5), (5, 4), (5, 6)], prey=(5, 5))
-    pursuit = rules.Pursuit(worlds, [Level(walled(10), np.zeros((4, 2)), prey=(5, 5))], [0])
+    pursuit = rules.Pursuit(worlds, [Level(walled(10), np.zeros((4, 2)), prey=(5, 5))], [0], rounds=20)
     pursuit.update(0, np.zeros(4, dtype=np.int8))
     assert pursuit.score.tolist() == [1.0]
     danger = pursuit._danger()[0, 2:12, 2:12]
@@ -112,7 +112,7 @@ def test_pursuit_catches_a_surrounded_prey_and_respawns_it_where_it_is_safest():
 
 def pursuit_at(size: int, agents: list[tuple[int, int]], prey: tuple[int, int]) -> rules.Pursuit:
     worlds = worlds_at(walled(size), agents, prey=prey)
-    return rules.Pursuit(worlds, [Level(walled(size), np.zeros((len(agents), 2)), prey=prey)], [0])
+    return rules.Pursuit(worlds, [Level(walled(size), np.zeros((len(agents), 2)), prey=prey)], [0], rounds=20)
 
 
 def test_pursuit_prey_runs_two_cells_from_danger():
@@ -135,7 +135,7 @@ def test_pursuit_prey_weighs_its_moves_against_its_own_cell_not_the_one_left_of_
 def test_synchronization_scores_agreement_on_and_off_in_turn():
     lights = np.array([True, True, False])
     worlds = worlds_at(walled(10), [(1, 1), (1, 3), (1, 5)])
-    sync = rules.Synchronization(worlds, [Level(walled(10), np.zeros((3, 2)), lights=lights)], [0])
+    sync = rules.Synchronization(worlds, [Level(walled(10), np.zeros((3, 2)), lights=lights)], [0], rounds=20)
     stay, switch = A["STAY"], A["SWITCH"]
     sync.update(0, np.array([stay, stay, switch]))  # all on
     sync.update(1, np.array([stay, stay, stay]))  # still all on: no new point
@@ -150,7 +150,7 @@ def test_foraging_loads_beside_the_food_and_delivers_beside_the_nest():
     terrain[1:3, 1:3] = FOOD
     terrain[7:9, 7:9] = NEST
     worlds = worlds_at(terrain, [(3, 1), (6, 8)])
-    forage = rules.Foraging(worlds, [Level(terrain, np.zeros((2, 2)))], [0])
+    forage = rules.Foraging(worlds, [Level(terrain, np.zeros((2, 2)))], [0], rounds=20)
     forage.update(0, np.zeros(2, dtype=np.int8))
     assert forage.carrying.tolist() == [True, False] and forage.score.tolist() == [0.0]
     worlds.position[0] = (6, 7)  # the loaded agent reaches the nest
@@ -211,7 +211,7 @@ def test_flocking_scores_how_far_the_distance_fell_below_its_start():
     terrain = walled(10)
     start = [(1, 1), (1, 8), (8, 1), (8, 8), (4, 4), (5, 5), (2, 6), (7, 3)]
     worlds = worlds_at(terrain, start)
-    flock = rules.Flocking(worlds, [Level(terrain, np.array(start))], [0])
+    flock = rules.Flocking(worlds, [Level(terrain, np.array(start))], [0], rounds=20)
     assert flock.score.tolist() == [0.0] and flock.start[0] > 0
     target = ring(8) + (3, 3)
     worlds.position[:] = target  # the agents stand in the shape

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 
@@ -28,6 +29,11 @@ class EpisodeRecord:
     def table(self, name: str) -> pa.Table:
         table = self.tables[name]
         return table if isinstance(table, pa.Table) else table()
+
+
+def state_agent_columns(n: int, states: int) -> tuple[np.ndarray, np.ndarray]:
+    """The step and agent columns of a per-agent table of n agents over `states` states (state-major)."""
+    return np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
 
 
 class Task(Protocol):

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hivebench.engine.api import EpisodeRecord
+from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import NeighbourMessages, Outbox
 from hivebench.suites.agentsnet import problems
 from hivebench.suites.agentsnet.graphs import Block, Instance, instance
@@ -175,5 +175,5 @@ class NetTask:
 def columns(n: int, states: int) -> tuple[pa.Array, pa.Array, pa.Array]:
     """What every episode of n agents and `states` states shares in its per-agent table (state-major):
     the step and agent columns, and the answers before the last state (none)."""
-    step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
+    step, agent = state_agent_columns(n, states)
     return pa.array(step), pa.array(agent), pa.nulls(n * (states - 1), pa.string())

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hivebench.engine.api import EpisodeRecord
+from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench import scoring
 from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
@@ -168,7 +168,7 @@ class ColoringTask:
         changed[1:] = self.trajectory[1:] != self.trajectory[:-1]
         color = by_episode(self.trajectory.astype(np.int16))
         conflicts, changed = by_episode(self.conflicts.astype(np.int16)), by_episode(changed)
-        step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
+        step, agent = state_agent_columns(n, states)
         # The column reports group by: C5 for a 5-cycle; a fixed graph is labelled by its task's name.
         label = f"C{n}" if self.cycle else None
         # every conflicting edge is counted once at each end

@@ -54,8 +54,9 @@ def beside(worlds: Worlds, code: int) -> np.ndarray:
 class Rules:
     """A task's state beyond the bodies, and its score, per episode."""
 
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
         self.worlds = worlds
+        self.rounds = rounds
         self.score = np.zeros(len(levels))
 
     def update(self, step: int, actions: np.ndarray) -> None:
@@ -74,8 +75,8 @@ class Rules:
 
 
 class Pursuit(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
-        super().__init__(worlds, levels, seeds)
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+        super().__init__(worlds, levels, seeds, rounds)
         self.prey = np.array([lv.prey for lv in levels], dtype=np.int64)
         self.draws = [stream(seed, "prey") for seed in seeds]
         self._place(np.ones(len(levels), dtype=bool))
@@ -128,8 +129,8 @@ class Pursuit(Rules):
 
 
 class Synchronization(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
-        super().__init__(worlds, levels, seeds)
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+        super().__init__(worlds, levels, seeds, rounds)
         self.lights = np.concatenate([lv.lights for lv in levels])
         self.last_agreed = np.full(len(levels), -1)  # lights on at the last agreement that scored
 
@@ -145,8 +146,8 @@ class Synchronization(Rules):
 
 
 class Foraging(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
-        super().__init__(worlds, levels, seeds)
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+        super().__init__(worlds, levels, seeds, rounds)
         self.carrying = np.zeros(worlds.agents, dtype=bool)
 
     def update(self, step: int, actions: np.ndarray) -> None:
@@ -222,8 +223,8 @@ class Flocking(Rules):
     """Score: the most the distance to the target shape has fallen below its start, max over t of
     D_0 - D_t (never below 0)."""
 
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int]):
-        super().__init__(worlds, levels, seeds)
+    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+        super().__init__(worlds, levels, seeds, rounds)
         self.target = ring(worlds.n)
         self.shifts: list[tuple[int, int] | None] = [None] * len(levels)  # each episode's last best shift
         self.start = self.distances()
@@ -246,8 +247,7 @@ class Flocking(Rules):
 
 class Transport(Rules):
     def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds)
-        self.rounds = rounds
+        super().__init__(worlds, levels, seeds, rounds)
         self.left_at = np.full(worlds.agents, -1)  # the round each agent left the map in
         self.path: list[np.ndarray] = []  # the box's (rows, columns) moved by each state
 

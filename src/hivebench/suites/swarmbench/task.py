@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
-from hivebench.engine.api import EpisodeRecord
+from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.suites.swarmbench import rules
 from hivebench.suites.swarmbench import side
 from hivebench.suites.swarmbench.levels import Level, level
@@ -24,7 +24,15 @@ from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
 AGENT, PREY, BOX = 5, 6, 7
-RULES = {"pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging, "flocking": rules.Flocking}
+RULES = {
+    "pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging,
+    "flocking": rules.Flocking, "transport": rules.Transport,
+}  # fmt: skip
+
+
+def nothing_heard() -> tuple[np.ndarray, pa.StringArray]:
+    """A round's deliveries when nobody spoke: (receivers, texts), both empty."""
+    return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
 
 
 @dataclass(frozen=True)
@@ -78,12 +86,9 @@ class SwarmTask:
         self.seeds = list(seeds)
         levels: list[Level] = [level(self.task, self.n, seed, self.size) for seed in seeds]
         self.worlds = Worlds(levels, margin=max(self.k // 2, 1))  # views and escapes stay inside the array
-        if self.task == "transport":
-            self.rules: rules.Rules = rules.Transport(self.worlds, levels, self.seeds, self.rounds)
-        else:
-            self.rules = RULES[self.task](self.worlds, levels, self.seeds)
+        self.rules: rules.Rules = RULES[self.task](self.worlds, levels, self.seeds, self.rounds)
         self.medium = Broadcasts(len(seeds), self.n, self.k // 2, int(self.params["message_chars"]), bool(self.params["to_sender"]))
-        self.inbox: tuple[np.ndarray, pa.StringArray] = (np.zeros(0, dtype=np.int64), pa.array([], pa.string()))
+        self.inbox = nothing_heard()
         states = self.rounds + 1
         self.positions = np.zeros((states, self.worlds.agents, 2), dtype=np.int16)
         self.actions = np.full((states, self.worlds.agents), -1, dtype=np.int8)
@@ -136,7 +141,7 @@ class SwarmTask:
             self.medium.send(self.t, actions.messages, present)
             self.inbox = self.medium.deliver(self.worlds.position, self.worlds.present)
         else:
-            self.inbox = (np.zeros(0, dtype=np.int64), pa.array([], pa.string()))
+            self.inbox = nothing_heard()
         self.heard[self.t + 1] = np.bincount(self.inbox[0], minlength=self.worlds.agents)
         self.t += 1
         self._keep_state()
@@ -146,7 +151,7 @@ class SwarmTask:
         and heard, the task's own state; one row per message in the `messages` table; the score."""
         states, n = self.rounds + 1, self.n
         sent = self.medium.sent_counts(states)
-        step, agent = np.repeat(np.arange(states, dtype=np.int32), n), np.tile(np.arange(n, dtype=np.int32), states)
+        step, agent = state_agent_columns(n, states)
         names = pa.array(["", *ACTIONS])
         summary = self.rules.summary()
         score, truncated = self.rules.score.tolist(), self.medium.truncated.tolist()
