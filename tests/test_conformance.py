@@ -25,6 +25,7 @@ EXAMPLES = {
     "loopbench": ({"kind": "coloring", "graph": "cycle", "steps": 6}, 5),
     "agentsnet": ({"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}, 8),
     "swarmbench": ({"kind": "swarmbench", "task": "pursuit", "rounds": 12}, 8),
+    "silobench": ({"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2}, 8),
 }
 
 

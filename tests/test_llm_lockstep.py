@@ -23,6 +23,8 @@ TASKS = {
     "agentsnet": ({"kind": "agentsnet", "problem": "consensus", "family": "barabasi_albert", "message_chars": 8}, 6),
     # the ASCII view, lights and messages
     "swarmbench": ({"kind": "swarmbench", "task": "synchronization", "rounds": 3, "message_chars": 12}, 4),
+    # messages to named neighbours on the degree-three ports, then the answer
+    "silobench": ({"kind": "silobench", "task": "II-18", "topology": "regular3", "rounds": 2, "message_chars": 12}, 4),
 }
 
 

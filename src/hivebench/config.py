@@ -265,7 +265,7 @@ def validate(config: Config, source: str) -> Config:
     errors = [e for e in errors if not _consequence(e, errors)]
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
-    problems = list(_cross_reference_problems(filled, Path(source).parent))
+    problems = list(_expand_members(filled)) or list(_cross_reference_problems(filled, Path(source).parent))
     if problems:
         raise ConfigError(source, problems)
     return filled
@@ -294,6 +294,29 @@ def task_sizes(task: dict[str, Any], params: dict[str, Any], populations: list[i
 
     fixed = task_kind(task["kind"]).hooks.fixed_size(params)
     return [fixed] if fixed is not None else populations
+
+
+def _expand_members(config: Config) -> Iterator[str]:
+    """Replace each task entry that stands for several tasks (its kind's `members` hook) by its
+    members, `<entry>.<suffix>`, in the tasks and in every study that lists the entry."""
+    from hivebench.registry import task_kind
+
+    tasks: dict[str, Any] = {}
+    groups: dict[str, list[str]] = {}
+    for name, task in config["tasks"].items():
+        members = task_kind(task["kind"]).hooks.members({k: v for k, v in task.items() if k != "kind"})
+        if members is None:
+            tasks[name] = task
+            continue
+        groups[name] = [f"{name}.{suffix}" for suffix in members]
+        tasks.update({f"{name}.{suffix}": {"kind": task["kind"], **params} for suffix, params in members.items()})
+    for group, names in groups.items():
+        for name in names:
+            if name in config["tasks"]:
+                yield f"tasks.{name}: the name of a member of tasks.{group}; rename one of them"
+    config["tasks"] = tasks
+    for study in config["studies"].values():
+        study["tasks"] = list(dict.fromkeys(member for task in study["tasks"] for member in groups.get(task, [task])))
 
 
 def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:

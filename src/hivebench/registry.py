@@ -17,6 +17,7 @@ SUITES: dict[str, str] = {
     "loopbench": "hivebench.suites.loopbench",
     "agentsnet": "hivebench.suites.agentsnet",
     "swarmbench": "hivebench.suites.swarmbench",
+    "silobench": "hivebench.suites.silobench",
 }
 
 # Methods every suite runs: they reach the task only through the suite's text view.

@@ -36,6 +36,11 @@ class TaskHooks:
         TaskParamError naming the parameter. `base` is the config file's folder."""
         return params
 
+    def members(self, params: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
+        """An entry that stands for several tasks (e.g. every task of a suite's level): each member's
+        name suffix and parameters (the config holds them as `<entry>.<suffix>`); None: one task."""
+        return None
+
     def fixed_size(self, params: dict[str, Any]) -> int | None:
         """The population when the parameters fix it (a fixed graph), else None: the study's."""
         return None

@@ -1,0 +1,183 @@
+"""Classical Silo-Bench baselines under the same protocols and caps as the LLM agents, vectorised over a
+block's agents. Each agent tracks which owners' shards it holds (a row of booleans) and answers by
+solving the task on exactly those shards as if they were all the data.
+
+- distributed: gather everything, then solve. On the complete topology every agent sends its own
+  shard once to everyone (p2p: N - 1 messages; broadcast: one); on the degree-three ports it floods:
+  every round an agent passes each shard it has not passed on yet to all its neighbours but the one it
+  came from (packed in owner order up to the message cap, the rest next round), so after as many
+  rounds as the diameter everyone holds every shard. store: every agent writes its own shard once,
+  under its id, and reads the others' next round. Exact on every task whenever the rounds cover the
+  diameter.
+- local: sends nothing; answers from its own shard alone.
+- random: random gossip. p2p: each round every agent sends all it holds (to the cap) to one
+  neighbour drawn at random; broadcast and store: each round every agent speaks with probability 1/2
+  (a broadcast of all it holds; a write of its own shard).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.seeding import Streams
+from hivebench.suites.silobench.exchange import Outbox
+from hivebench.suites.silobench.instances import own_answer, whole_answer
+from hivebench.suites.silobench.task import SiloActions, SiloViews
+
+
+class Holdings:
+    """Which shards each agent of a block holds, and the answers they give from them."""
+
+    def __init__(self, rng: Streams):
+        self.rng = rng
+        self.known: np.ndarray | None = None  # (agents, n)
+        self.source: np.ndarray | None = None  # (agents, n): the neighbour each shard came from (-1: own or none)
+        self.held: list[np.ndarray] = []  # shards held by each agent at each state
+
+    def start(self, views: SiloViews) -> None:
+        agents, n = views.block.agents, views.block.n
+        if views.oracle:
+            self.known = np.ones((agents, views.instances[0].n), dtype=bool)
+        else:
+            self.known = np.zeros((agents, n), dtype=bool)
+            self.known[np.arange(agents), np.arange(agents) % n] = True
+        self.source = np.full(self.known.shape, -1, dtype=np.int64)
+
+    def read(self, views: SiloViews) -> np.ndarray:
+        """Take in this round's deliveries (or the store); the holdings after."""
+        if self.known is None:
+            self.start(views)
+        known, source = self.known, self.source
+        assert known is not None and source is not None
+        inbox = views.inbox
+        if len(inbox.receiver):
+            assert inbox.outbox.shards is not None
+            rows, owners = np.nonzero(inbox.outbox.shards[inbox.message] & ~known[inbox.receiver])
+            source[inbox.receiver[rows], owners] = inbox.sender[rows]
+            known[inbox.receiver[rows], owners] = True
+        n = views.block.n
+        for s, store in enumerate(views.store):
+            for entry in store.values():
+                if entry.shards is not None:
+                    known[s * n : (s + 1) * n] |= entry.shards
+        self.held.append(known.sum(axis=1))
+        return known
+
+    def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
+        """Of the shards each agent wants to send, those that fit one message, in owner order."""
+        n = views.block.n
+        sizes = np.where(wanted, views.item_chars[np.arange(views.block.agents) // n] + 2, 0)  # an item and its ', '
+        return wanted & (np.cumsum(sizes, axis=1) <= views.message_chars)
+
+    def answers(self, views: SiloViews) -> SiloActions:
+        """Every agent's answer from the shards it holds (one solve per distinct holding)."""
+        assert self.known is not None
+        self.held.append(self.held[-1])  # the answer round delivers nothing
+        solved: dict[tuple[int, bytes], tuple[Any, list[int]]] = {}
+        answers = []
+        n = views.block.n
+        for v, row in enumerate(self.known):
+            s, inst = v // n, views.instances[v // n]
+            key = (s, row.tobytes())
+            if key not in solved:
+                owners = np.flatnonzero(row).tolist()
+                solved[key] = (whole_answer(inst, owners), owners)
+            whole, owners = solved[key]
+            answers.append(whole if views.oracle else own_answer(inst, whole, owners, v % n))
+        return SiloActions(answers=answers, given=[True] * len(answers))
+
+    def columns(self, episode: int, n: int) -> dict[str, pa.Array]:
+        """Shards held by each agent at every state (state 0: its own)."""
+        held = np.stack(self.held)[:, episode * n : (episode + 1) * n]
+        return {"held": pa.array(held.ravel().astype(np.int32))}
+
+
+class ClassicalPolicy:
+    def __init__(self, params: dict[str, Any], rng: Streams):
+        self.holdings = Holdings(rng)
+        self.n = 0
+
+    def decide(self, views: SiloViews) -> SiloActions:
+        known = self.holdings.read(views)
+        self.n = views.block.n
+        if views.answering:
+            return self.holdings.answers(views)
+        return SiloActions(outbox=self.send(views, known))
+
+    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+        raise NotImplementedError
+
+    def columns(self, episode: int) -> dict[str, pa.Array]:
+        return self.holdings.columns(episode, self.n)
+
+
+def outbox(views: SiloViews, shards: np.ndarray, speaking: np.ndarray, to: np.ndarray | None = None, source: np.ndarray | None = None) -> Outbox:
+    """The messages of the agents in `speaking`, each carrying its row of `shards`: p2p to `to` (one
+    receiver each) or, without `to`, to every neighbour but the one each shard came from (`source`);
+    broadcast once; store as a write of key "<id>"."""
+    senders = np.flatnonzero(speaking)
+    if views.protocol == "p2p" and to is None:
+        indptr, indices = views.block.indptr, views.block.indices
+        degrees = np.diff(indptr)[senders]
+        sender = np.repeat(senders, degrees)
+        receiver = indices[np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in senders])] if len(senders) else sender
+        carried = shards[sender] if source is None else shards[sender] & (source[sender] != receiver[:, None])
+        kept = carried.any(axis=1)
+        return Outbox(sender[kept], receiver[kept], shards=carried[kept])
+    if views.protocol == "p2p":
+        assert to is not None
+        return Outbox(senders, to[senders], shards=shards[senders])
+    keys = [str(v % views.block.n) for v in senders.tolist()] if views.protocol == "store" else None
+    return Outbox(senders, np.full(len(senders), -1), shards=shards[senders], keys=keys)
+
+
+class Distributed(ClassicalPolicy):
+    """Flood (p2p, broadcast) or write once (store); see the module's docstring."""
+
+    def __init__(self, params: dict[str, Any], rng: Streams):
+        super().__init__(params, rng)
+        self.passed: np.ndarray | None = None
+
+    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+        if self.passed is None:
+            self.passed = np.zeros_like(known)
+        own = np.zeros_like(known)
+        own[np.arange(len(known)), np.arange(len(known)) % views.block.n] = True
+        # where everyone hears every owner (the store, the complete topology) only owners send
+        pending = (own if views.protocol == "store" or views.topology == "complete" else known) & ~self.passed
+        packed = self.holdings.packed(views, pending)
+        self.passed |= packed
+        return outbox(views, packed, packed.any(axis=1), source=self.holdings.source)
+
+
+class LocalOnly(ClassicalPolicy):
+    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+        return Outbox.empty()
+
+
+class RandomGossip(ClassicalPolicy):
+    def __init__(self, params: dict[str, Any], rng: Streams):
+        super().__init__(params, rng)
+        self.rng = rng
+        self.written: np.ndarray | None = None
+
+    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+        agents = len(known)
+        draws = self.rng.random((agents,))  # one number per agent per round, whatever the protocol
+        if views.protocol == "p2p":
+            indptr, indices = views.block.indptr, views.block.indices
+            degrees = np.diff(indptr)
+            to = indices[indptr[:-1] + np.minimum((draws * degrees).astype(np.int64), degrees - 1)]
+            return outbox(views, self.holdings.packed(views, known), degrees > 0, to)
+        speaking = draws < 0.5
+        if views.protocol == "store":
+            own = np.zeros_like(known)
+            own[np.arange(agents), np.arange(agents) % views.block.n] = True
+            self.written = np.zeros(agents, dtype=bool) if self.written is None else self.written
+            speaking &= ~self.written
+            self.written |= speaking
+            return outbox(views, own, speaking)
+        return outbox(views, self.holdings.packed(views, known), speaking)

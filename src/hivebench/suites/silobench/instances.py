@@ -1,0 +1,46 @@
+"""Silo-Bench instances: one per (task, N, seed), each from its own named stream of the seed, so an
+instance depends on nothing else (the reference draws every instance from one stream seeded once)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Sequence
+
+from hivebench.seeding import stream
+from hivebench.suites.silobench import level1, level2, level3
+from hivebench.suites.silobench.catalogue import BY_ID
+from hivebench.suites.silobench.problems import Instance, Problem, segment
+
+PROBLEMS: dict[str, Problem] = {**level1.PROBLEMS, **level2.PROBLEMS, **level3.PROBLEMS}
+assert list(PROBLEMS) == list(BY_ID), "every catalogue entry has its problem, in order"
+
+
+@lru_cache(maxsize=64)  # the methods of a study play the same instances
+def instance(task: str, n: int, seed: int) -> Instance:
+    problem = PROBLEMS[task]
+    shards, public = problem.generate(n, stream(seed, f"silobench instance {task} N{n}"))
+    return Instance(task, n, tuple(shards), public, problem.solve(shards, public))
+
+
+def whole_answer(inst: Instance, known: Sequence[int]) -> Any:
+    """The global answer computed from the shards an agent holds (`known`: their owners, ascending) as
+    if they were all the data."""
+    return inst.answer if len(known) == inst.n else PROBLEMS[inst.task].solve([inst.shards[k] for k in known], inst.public)
+
+
+def own_answer(inst: Instance, whole: Any, known: Sequence[int], agent: int) -> Any:
+    """What agent `agent` answers from that global answer: on a segmented task its own shard's slice."""
+    if not inst.segmented:
+        return whole
+    return segment(whole, [inst.shards[k] for k in known], list(known).index(agent))
+
+
+def facts(inst: Instance) -> dict[str, Any]:
+    """What every agent is told: the population and the task's public facts."""
+    return {"agents": inst.n, "last": inst.n - 1, **inst.public}
+
+
+def statement(inst: Instance) -> tuple[str, str]:
+    """The task and its answer format, as an LLM agent reads them."""
+    problem = PROBLEMS[inst.task]
+    return problem.statement.format(**facts(inst)), problem.answer_format.format(**facts(inst))

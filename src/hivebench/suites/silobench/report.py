@@ -1,0 +1,163 @@
+"""The Silo-Bench report section: success (S = 1), mean S and partial correctness P per method,
+protocol, topology, N and level, pooled over tasks with every task weighing the same and a
+stratified bootstrap interval (seeds resampled within tasks); density and output tokens per round;
+RCC against the matched single-agent (oracle) cells; success by level and by N beside the paper's
+published figures (config/anchors.yaml, `published`)."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.stats import percentile_interval, stratified_bootstrap
+from hivebench.suites.silobench.catalogue import LEVELS
+
+SETTING = ["method", "protocol", "topology"]
+QUANTITIES = ["success", "exact", "partial"]
+
+
+def pooled(group: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, float]:
+    """Success, mean S and P over a group's episodes, every task weighing the same, with intervals."""
+    values = group[QUANTITIES].to_numpy(dtype=float)
+    tasks = group["silo_task"].to_numpy()
+    estimate, distribution = stratified_bootstrap(values, tasks, dict.fromkeys(np.unique(tasks), 1.0), resamples, seed)
+    lo, hi = percentile_interval(distribution, confidence)
+    row = {}
+    for i, name in enumerate(QUANTITIES):
+        row.update({name: estimate[i], f"{name}_lo": lo[i], f"{name}_hi": hi[i]})
+    return row
+
+
+def with_levels(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Every episode once under its level and once under "all"."""
+    return pd.concat([episodes, episodes.assign(level="all")], ignore_index=True)
+
+
+def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """One row per method, protocol, topology, N and level (and "all"); the oracle rows have topology
+    "none". RCC = 1 - success / the same method's oracle success at the same N and level."""
+    rows = []
+    tokens = "output_tokens" in episodes
+    for (method, protocol, topology, n, level), group in with_levels(episodes).groupby([*SETTING, "population", "level"], sort=False):
+        row = {"method": method, "protocol": protocol, "topology": topology, "n": int(n), "level": level}
+        row.update(pooled(group, resamples, confidence, seed))
+        row["density"] = float(group["density"].mean())
+        # the paper's cost: output tokens of all agents over the round budget
+        row["tokens_per_round"] = float((group["output_tokens"] / group["rounds"].clip(lower=1)).mean()) if tokens else np.nan
+        rows.append({**row, "episodes": len(group)})
+    table = pd.DataFrame(rows)
+    oracle = table[table["topology"] == "none"].set_index(["method", "n", "level"])["success"]
+    keys = pd.MultiIndex.from_frame(table[["method", "n", "level"]])
+    matched = oracle.reindex(keys).to_numpy()
+    rcc = 1 - table["success"] / np.where(matched > 0, matched, 1)
+    table["rcc"] = np.where((table["topology"] != "none") & (matched > 0), np.round(rcc, 12) + 0.0, np.nan)  # no -0.00
+    table["level"] = pd.Categorical(table["level"], [*LEVELS, "all"], ordered=True)
+    for key in SETTING:
+        table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
+    return table.sort_values([*SETTING, "n", "level"]).reset_index(drop=True).astype({k: str for k in [*SETTING, "level"]})
+
+
+def task_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Per task: success, mean S and P (means over seeds)."""
+    keys = [*SETTING, "population", "silo_task"]
+    table = episodes.groupby(keys, sort=False)[QUANTITIES].mean().reset_index()
+    return table.assign(episodes=episodes.groupby(keys, sort=False).size().to_numpy()).rename(columns={"population": "n"})
+
+
+def percent(mean: float, lo: float, hi: float) -> str:
+    return f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def pivot(episodes: pd.DataFrame, by: str, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Success % and mean S % per setting, one column per level (by="level") or N (by="population"),
+    and over everything."""
+    rows = []
+    for setting, group in episodes.groupby(SETTING, sort=False):
+        row = dict(zip(SETTING, setting))
+        for value, part in [("all", group), *group.groupby(by, sort=True)]:
+            p = pooled(part, resamples, confidence, seed)
+            label = value if by == "level" else (value if value == "all" else f"N = {value}")
+            row[f"{label} success"] = percent(p["success"], p["success_lo"], p["success_hi"])
+            row[f"{label} mean S"] = f"{100 * p['exact']:.1f}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFrame:
+    """Our pivot with the paper's rows of a published table under the same column names, and its
+    columns where ours have none (its figures sit in the success columns: the paper does not say
+    whether it reports the share of runs with S = 1 or the mean of S)."""
+    rows = []
+    for label, groups in (table or {"rows": {}})["rows"].items():
+        row = {"method": f"{label} (paper)", "protocol": "mean of 3", "topology": "complete"}
+        for group, values in groups.items():
+            name = "all" if group == "overall" else (group if by == "level" else f"N = {group}")
+            row[f"{name} success"] = f"{values[0]:.1f}"
+        rows.append(row)
+    both = pd.concat([ours, pd.DataFrame(rows)], ignore_index=True).fillna("")
+    labels = list(dict.fromkeys(c.removesuffix(" success").removesuffix(" mean S") for c in both.columns[len(SETTING) :]))
+    if by == "population":  # every N in order, ours and the paper's
+        labels = ["all", *sorted((label for label in labels if label != "all"), key=lambda label: int(label.split()[-1]))]
+    columns = [c for label in labels for c in (f"{label} success", f"{label} mean S") if c in both.columns]
+    return both[[*SETTING, *columns]]
+
+
+def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
+    shown = table[table["topology"] != "none"]
+    sizes = sorted(int(n) for n in pd.unique(shown["n"]))
+    base = alt.Chart().encode(
+        x=alt.X("n:Q", title="agents N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes)),
+        color=alt.Color("method:N", sort=list(pd.unique(shown["method"]))),
+        strokeDash=alt.StrokeDash("setting:N", title="protocol, topology"),
+    )
+    line = base.mark_line(point=True).encode(
+        y=alt.Y("success:Q", title="success (S = 1)", scale=alt.Scale(domain=[0, 1])),
+        tooltip=["level", "n", "method", "setting", alt.Tooltip("success:Q", format=".3f"), alt.Tooltip("exact:Q", format=".3f"), "episodes"],
+    )
+    bars = base.mark_errorbar().encode(y=alt.Y("success_lo:Q", title="success (S = 1)"), y2="success_hi:Q")
+    return (
+        alt.layer(line, bars, data=shown.assign(setting=shown["protocol"] + ", " + shown["topology"]))
+        .properties(width=170, height=150)
+        .facet(column=alt.Column("level:N", title="level", sort=[*LEVELS, "all"]))
+        .properties(title=f"Silo-Bench success by N, tasks weighing the same; {confidence:.0%} bootstrap interval")
+    )
+
+
+def render(
+    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
+) -> str:
+    """Write the Silo-Bench files into `out`; return the section's HTML."""
+    table = summary_table(episodes, resamples, confidence, seed)
+    write_tables(table, out, "silobench")
+    task_table(episodes).to_csv(out / "silobench_tasks.csv", index=False, float_format="%.6g")
+    save_chart(scaling_chart(table, confidence), out, "silobench_scaling")
+    played = episodes[~episodes["oracle"].astype(bool)]
+    sections = []
+    for by, name, title in (("level", "levels", "Success by level"), ("population", "populations", "Success by N")):
+        sections.append(f"<h3>{title}</h3>\n{html_table(beside_paper(pivot(played, by, resamples, confidence, seed), published.get(name), by))}")
+        if name in published:
+            sections.append(f"<p>Paper rows: {html.escape(published[name]['provenance'])} (config/anchors.yaml).</p>")
+    shown = table.assign(
+        success=[percent(m, lo, hi) for m, lo, hi in zip(table.success, table.success_lo, table.success_hi)],
+        exact=100 * table.exact, partial=100 * table.partial, rcc=100 * table.rcc,
+    )[["method", "protocol", "topology", "n", "level", "success", "exact", "partial", "density", "tokens_per_round", "rcc", "episodes"]]
+    links = [("silobench.csv", "silobench.csv"), ("silobench.md", ".md"), ("silobench.tex", ".tex"),
+             ("silobench_tasks.csv", "per task"), ("silobench_scaling.html", "interactive chart")]  # fmt: skip
+    return f"""<h2>Silo-Bench</h2>
+<p>{len(episodes)} episodes. Success: the fraction of episodes where every agent gave the exact answer
+(S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
+the tasks of a level (or all 30), every task weighing the same, with a {confidence:.0%} interval from
+resampling seeds within tasks. Density D = messages / (N (N - 1)); tokens per round = output tokens of all
+agents / R (LLM methods). RCC = 1 - success / the same method's success on the matched single-agent
+cells (oracle: one agent given the whole instance of the same task, N and seed), where the study runs them.</p>
+{"".join(sections)}
+<h3>Every setting, N and level (%)</h3>
+{html_table(shown)}
+{file_links(prefix, links)}
+<img src="{html.escape(prefix)}silobench_scaling.png" alt="Silo-Bench success against N by level" style="max-width: 100%">
+"""

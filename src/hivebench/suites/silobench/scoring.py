@@ -1,0 +1,115 @@
+"""How one agent's answer is judged: exact (S counts it), its partial credit q (P is the mean), and
+the reason it is wrong. Any JSON value is judged, never raising: a wrong type or size is wrong, with
+the reason recorded.
+
+Equality is on JSON values: numbers by value (5 equals 5.0; a boolean is not a number), strings,
+lists entry by entry, objects key by key. Partial credit by level, as in the paper:
+- I: a number within 1 % of the answer (exactly, when the answer is 0); anything else only when exact;
+- II: the fraction of the answer's entries (a list's positions, an object's keys) given right;
+- III: a list: the longest run of entries given in the answer's order (a common subsequence, each
+  answer entry matched to one occurrence) over the answer's length; an object: the fraction of its
+  keys given right; a scalar only when exact.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from typing import Any, Hashable
+
+TOLERANCE = 0.01  # Level I, relative
+
+NO_ANSWER = "no answer"
+
+
+def key(value: Any) -> Hashable:
+    """A JSON value as a hashable key, equal exactly when the values are equal."""
+    if isinstance(value, bool) or value is None:
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", float(value))
+    if isinstance(value, str):
+        return ("s", value)
+    if isinstance(value, list):
+        return ("l", tuple(key(v) for v in value))
+    if isinstance(value, dict):
+        return ("d", tuple(sorted((str(k), key(v)) for k, v in value.items())))
+    return ("?", repr(value))
+
+
+def kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def judge(answer: Any, expected: Any, level: str, given: bool = True) -> tuple[bool, float, str | None]:
+    """(exact, partial credit q in [0, 1], why it is wrong or None); `given` False: no answer at all."""
+    if not given:
+        return False, 0.0, NO_ANSWER
+    if key(answer) == key(expected):
+        return True, 1.0, None
+    if kind(answer) != kind(expected):
+        return False, 0.0, f"wrong type: expected {_described(expected)}, got {kind(answer)}"
+    if isinstance(expected, list):
+        size = "" if len(answer) == len(expected) else f"wrong size: {len(answer)} entries, expected {len(expected)}; "
+        if level == "II":
+            q = sum(key(a) == key(e) for a, e in zip(answer, expected)) / max(len(expected), 1)
+        elif level == "III":
+            q = ordered_overlap(answer, expected) / max(len(expected), 1)
+        else:
+            q = 0.0
+        return False, q, size + "wrong entries"
+    if isinstance(expected, dict):
+        right = sum(str(k) in _str_keys(answer) and key(_str_keys(answer)[str(k)]) == key(v) for k, v in expected.items())
+        missing = len(set(map(str, expected)) - set(_str_keys(answer)))
+        size = f"wrong size: {missing} of {len(expected)} keys missing; " if missing else ""
+        return False, (right / max(len(expected), 1) if level in ("II", "III") else 0.0), size + "wrong entries"
+    if level == "I" and kind(expected) == "number" and _close(answer, expected):
+        return False, 1.0, "wrong value, within the 1 % tolerance"
+    return False, 0.0, "wrong value"
+
+
+def _described(value: Any) -> str:
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return f"an object of {len(value)} keys"
+    return f"a {kind(value)}"
+
+
+def _str_keys(value: dict) -> dict[str, Any]:
+    return {str(k): v for k, v in value.items()}
+
+
+def _close(answer: float, expected: float) -> bool:
+    return answer == expected if expected == 0 else abs(answer - expected) <= TOLERANCE * abs(expected)
+
+
+def ordered_overlap(answer: list, expected: list) -> int:
+    """The longest common subsequence of answer and expected where each answer entry stands for the next
+    unused occurrence of its value in expected (so repeated values count, and order matters): the
+    longest strictly increasing run of those positions."""
+    positions: dict[Hashable, list[int]] = defaultdict(list)
+    for index, value in enumerate(expected):
+        positions[key(value)].append(index)
+    used: dict[Hashable, int] = defaultdict(int)
+    tails: list[int] = []  # tails[k]: the least last position of an increasing run of length k + 1
+    for value in answer:
+        k = key(value)
+        if used[k] < len(positions[k]):
+            position = positions[k][used[k]]
+            used[k] += 1
+            at = bisect_left(tails, position)
+            tails[at : at + 1] = [position]
+    return len(tails)

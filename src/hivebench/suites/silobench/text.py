@@ -1,0 +1,155 @@
+"""Silo-Bench as an LLM agent reads it. The system message states the rules (n agents, the protocol,
+R rounds, the task and its answer format), the same for every agent of an episode; each round's user
+message holds the agent's id, its neighbours, its shard, what reached it this round (messages, or the
+store as it stood at the end of the last round), its last K rounds and its private notes.
+
+In rounds 0..R-1 it replies {"messages": {id: text}} (p2p), {"broadcast": text} or {"writes": {key:
+text}} (store), with its notes; in round R {"answer": <the task's answer>, "notes"}. The answer is any
+JSON value: one of the wrong type or size is scored wrong with the reason recorded. Without a valid
+reply an agent sends nothing, or gives no answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from hivebench.suites.silobench.exchange import KEY_CHARS, Delivered, Outbox
+from hivebench.suites.silobench.instances import statement
+from hivebench.suites.silobench.task import SiloActions, SiloViews
+
+PROTOCOLS = {
+    "p2p": "Each round you may send one message to each of your neighbours, at most {chars} characters each.",
+    "broadcast": "Each round you may broadcast one message, at most {chars} characters, that all your neighbours receive.",
+    "store": (
+        "All agents share one key-value store. Each round you may write up to {writes} keys (keys of at most "
+        f"{KEY_CHARS} characters, values of at most {{chars}}); a later write of a key replaces it. Every agent "
+        "reads the whole store as it stood at the end of the previous round."
+    ),
+}
+TOPOLOGIES = {"complete": "Every other agent is your neighbour.", "regular3": "You have three neighbours; the others only hear you through them."}
+SYSTEM = (
+    "You are one of {n} agents, with ids 0 to {last}, working on one task together. Each agent holds a private "
+    "part of the data, and no one sees another's part unless it is sent. {topology} {protocol}\n"
+    "Task: {task}\n"
+    "There are {rounds} rounds of communication; what is sent in a round arrives at the start of the next. After "
+    "the last round every agent must give the answer itself: {answer}.\n"
+    "You also keep private notes: whatever you write in \"notes\" is shown to you, and only you, next round."
+)
+ORACLE = (
+    "You hold all of the data of a task yourself.\nTask: {task}\nGive the answer: {answer}.\n"
+    "Reply with only a JSON object: {{\"answer\": <your answer>, \"notes\": \"<at most {chars} characters>\"}}"
+)
+
+
+def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[str]:
+    texts = delivered.outbox.text or []
+    return [f"  from agent {delivered.sender[i] % views.block.n}: {texts[delivered.message[i]]}" for i in np.flatnonzero(delivered.receiver == agent)]
+
+
+def sent_lines(views: SiloViews, outbox: Outbox, agent: int) -> list[str]:
+    lines = []
+    for i in np.flatnonzero(outbox.sender == agent).tolist():
+        text = (outbox.text or [""] * len(outbox))[i]
+        if views.protocol == "p2p":
+            lines.append(f"  to agent {outbox.receiver[i] % views.block.n}: {text}")
+        elif views.protocol == "store":
+            lines.append(f"  wrote {(outbox.keys or [''] * len(outbox))[i]!r}: {text}")
+        else:
+            lines.append(f"  broadcast: {text}")
+    return lines
+
+
+class SiloView:
+    """The LLM agent's reading of Silo-Bench observations (see hivebench.agents.llm.TextView)."""
+
+    def agents(self, views: SiloViews) -> int:
+        return views.block.agents
+
+    def live(self, views: SiloViews) -> np.ndarray:
+        return np.ones(views.block.agents, dtype=bool)  # every episode of a block has the same R
+
+    def reply_schema(self, views: SiloViews, agent: int) -> dict[str, Any]:
+        if views.answering:
+            return {"answer": {"description": statement(views.instance(agent))[1]}}
+        text = {"type": "string"}  # a longer text is cut to the cap and counted, not refused
+        if views.protocol == "p2p":
+            ids = [str(u % views.block.n) for u in views.block.graphs[agent // views.block.n].neighbours(agent % views.block.n)]
+            return {"messages": {"type": "object", "properties": dict.fromkeys(ids, text), "additionalProperties": False}}
+        if views.protocol == "broadcast":
+            return {"broadcast": text}
+        return {
+            "writes": {
+                "type": "object", "maxProperties": views.writes_per_round,
+                "propertyNames": {"minLength": 1, "maxLength": KEY_CHARS}, "additionalProperties": text,
+            }
+        }  # fmt: skip
+
+    def system(self, views: SiloViews, agent: int, chars: int) -> str:
+        task, answer = statement(views.instance(agent))
+        if views.oracle:
+            return ORACLE.format(task=task, answer=answer, chars=chars)
+        n = views.block.n
+        protocol = PROTOCOLS[views.protocol].format(chars=views.message_chars, writes=views.writes_per_round)
+        topology = "" if views.protocol == "store" else TOPOLOGIES[views.topology]
+        return SYSTEM.format(n=n, last=n - 1, topology=topology, protocol=protocol, task=task, rounds=views.rounds, answer=answer)
+
+    def turn(self, views: SiloViews, agent: int, notes: str, window: int, chars: int) -> str:
+        shard = json.dumps(views.shard(agent))
+        if views.oracle:
+            return f"The data, one part per agent of the task:\n{shard}"
+        n = views.block.n
+        lines = [f"You are agent {agent % n}."]
+        if views.protocol != "store":
+            neighbours = ", ".join(str(u) for u in views.block.graphs[agent // n].neighbours(agent % n).tolist())
+            lines[0] += f" Your neighbours: {neighbours}."
+        lines += [f"Round {views.step + 1} of {views.rounds + 1}.", f"Your data: {shard}"]
+        history = []
+        for t in range(max(0, views.step - window), views.step):
+            got = received_lines(views, views.history[t - 1], agent) if t > 0 else []
+            history += [f"Round {t + 1}: you received", *(got or ["  nothing"]), "and sent", *(sent_lines(views, views.history[t].outbox, agent) or ["  nothing"])]
+        if history:
+            lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
+        if views.protocol == "store":
+            store = views.store[agent // n]
+            lines += ["The store:", *([f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}" for key, e in store.items()] or ["  empty"])]
+        else:
+            lines += ["Messages this round:", *(received_lines(views, views.inbox, agent) or ["  none"])]
+        lines += ["Your notes from last round:", notes or "(none yet)", ""]
+        if views.answering:
+            lines.append(f'Communication is over. Reply with only a JSON object: {{"answer": <your answer>, "notes": "<at most {chars} characters>"}}')
+            return "\n".join(lines)
+        left = views.rounds - views.step
+        reply = {"p2p": '"messages": {"<agent id>": "<message>", ...}', "broadcast": '"broadcast": "<message, or empty>"', "store": '"writes": {"<key>": "<value>", ...}'}
+        lines.append(
+            f"{left} round{'s' if left > 1 else ''} of communication left, this one included. Reply with only a JSON "
+            f'object: {{{reply[views.protocol]}, "notes": "<at most {chars} characters>"}}'
+        )
+        return "\n".join(lines)
+
+    def actions(self, views: SiloViews, replies: list[dict[str, Any] | None]) -> SiloActions:
+        """Messages, broadcasts or writes from the agents' valid replies (empty texts are not sent), or
+        in round R their answers."""
+        if views.answering:
+            return SiloActions(answers=[None if r is None else r["answer"] for r in replies], given=[r is not None for r in replies])
+        n = views.block.n
+        sender, receiver, texts, keys = [], [], [], []
+        for v, reply in enumerate(replies):
+            if reply is None:
+                continue
+            if views.protocol == "p2p":
+                items = [(str(k), t) for k, t in reply["messages"].items()]
+            elif views.protocol == "broadcast":
+                items = [("", reply["broadcast"])]
+            else:
+                items = list(reply["writes"].items())
+            for target, text in items:
+                if text:
+                    sender.append(v)
+                    receiver.append(v - v % n + int(target) if views.protocol == "p2p" else -1)
+                    texts.append(text)
+                    keys.append(target)
+        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), text=texts, keys=keys)
+        return SiloActions(outbox=outbox)
