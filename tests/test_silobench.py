@@ -11,7 +11,10 @@ from itertools import product
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 import pytest
+
+from conftest import write_config
 
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
@@ -23,6 +26,7 @@ from hivebench.suites.silobench.scoring import judge, ordered_overlap
 from hivebench.suites.silobench.task import SiloTask
 from hivebench.suites.silobench.text import SiloView
 from test_scripted import lines, only_cell
+from test_workflow import snakemake
 
 IDS = [entry.id for entry in TASKS]
 
@@ -302,3 +306,28 @@ def test_the_text_view_shows_the_task_the_shard_and_what_arrived():
     game.step(view.actions(first, replies))
     turn = view.turn(game.observe(), 4, "", 2, 32)
     assert f"from agent {neighbours[0]}: my max is 999" in turn and json.dumps(instance("I-05", 6, 3).shards[4]) in turn
+
+
+@pytest.mark.workflow
+def test_a_silobench_study_reports_success_beside_the_paper_and_rcc_against_the_matched_single_agent_cells(tmp_path):
+    tasks = {
+        "p2p": {"kind": "silobench", "task": ["I-01", "II-11", "III-21"], "rounds": 1},
+        "one": {"kind": "silobench", "task": ["I-01", "II-11", "III-21"], "oracle": True},
+    }
+    config = {
+        "tasks": tasks,
+        "methods": {"distributed": {"kind": "distributed"}, "local": {"kind": "local"}},
+        "studies": {"silo": {"tasks": ["p2p", "one"], "methods": ["distributed", "local"], "populations": [2, 4], "seeds": 3}},
+        "report": {"bootstrap_resamples": 200},
+    }
+    write_config(tmp_path / "config.yaml", config)
+    snakemake(tmp_path)
+    table = pd.read_csv(tmp_path / "reports/silo/silobench/silobench.csv")
+    played = table[table["topology"] == "complete"].set_index(["method", "n", "level"])
+    assert (played.loc["distributed", "success"] == 1.0).all() and (played.loc["distributed", "rcc"] == 0.0).all()
+    local = played.loc["local"]
+    assert (local["rcc"] == 1 - local["success"]).all() and (local.loc[(4, "III"), "success"] == 0.0)  # the oracle always succeeds
+    section = (tmp_path / "reports/silo/silobench/section.html").read_text()
+    assert section.count("DeepSeek-V3.1 (paper)") == 2 and "61.2" in section and "36.9" in section
+    tasks_csv = pd.read_csv(tmp_path / "reports/silo/silobench/silobench_tasks.csv")
+    assert set(tasks_csv["silo_task"]) == {"I-01", "II-11", "III-21"}

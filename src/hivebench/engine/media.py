@@ -64,6 +64,25 @@ class Outbox:
         return Outbox(none, none, pa.array([], pa.string()))
 
 
+def edge_keys(indptr: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """Every directed edge of a CSR adjacency as one integer key, sorted: membership by binary search."""
+    agents = len(indptr) - 1
+    return np.sort(np.repeat(np.arange(agents), np.diff(indptr)) * agents + indices)
+
+
+def check_neighbours(step: int, sender: np.ndarray, receiver: np.ndarray, keys: np.ndarray, agents: int) -> None:
+    """ValueError naming the round and agents if a message goes to a non-neighbour (not in `keys`,
+    from `edge_keys`) or a sender sends one neighbour two."""
+    sent = sender.astype(np.int64) * agents + receiver
+    found = np.searchsorted(keys, sent)
+    adjacent = (found < len(keys)) & (keys[np.minimum(found, len(keys) - 1)] == sent)
+    if not adjacent.all():
+        bad = int(np.argmin(adjacent))
+        raise ValueError(f"round {step}: agent {sender[bad]} sent a message to {receiver[bad]}, not a neighbour")
+    if len(np.unique(sent)) != len(sent):
+        raise ValueError(f"round {step}: an agent sent two messages to one neighbour")
+
+
 class NeighbourMessages:
     """One message per (sender, neighbour) per round, at most `max_chars` characters each, among the
     episodes of a block (`last_round[s]`: the last round in which episode s sends)."""
@@ -111,18 +130,10 @@ class NeighbourMessages:
 
     @cached_property
     def edge_keys(self) -> np.ndarray:
-        """Every directed edge as one integer key, sorted: membership by binary search."""
-        return np.sort(self.src * self.agents + self.dst)
+        return edge_keys(self.indptr, self.dst)
 
     def _check(self, step: int, outbox: Outbox) -> None:
-        keys = outbox.sender.astype(np.int64) * self.agents + outbox.receiver
-        found = np.searchsorted(self.edge_keys, keys)
-        adjacent = (found < len(self.edge_keys)) & (self.edge_keys[np.minimum(found, len(self.edge_keys) - 1)] == keys)
-        if not adjacent.all():
-            bad = int(np.argmin(adjacent))
-            raise ValueError(f"round {step}: agent {outbox.sender[bad]} sent a message to {outbox.receiver[bad]}, not a neighbour")
-        if len(np.unique(keys)) != len(keys):
-            raise ValueError(f"round {step}: an agent sent two messages to one neighbour")
+        check_neighbours(step, outbox.sender, outbox.receiver, self.edge_keys, self.agents)
 
     def counts(self, rounds: int) -> tuple[np.ndarray, np.ndarray]:
         """(episodes, rounds, n) messages each agent sent and received in each round, as recorded

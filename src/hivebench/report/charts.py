@@ -4,11 +4,24 @@ contrasts as a forest plot. Both take the tables the scores and contrasts rules 
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 
+# More tasks than this get one row per suite (the mean over its tasks): one row per task would be a
+# chart thousands of pixels tall (Silo-Bench's paper grid has 150 task entries).
+MAX_TASK_ROWS = 40
+
+
 def scaling_chart(scores: pd.DataFrame, confidence: float) -> alt.FacetChart:
-    """Each metric's mean and interval per method against the population, one panel per metric."""
+    """Each metric's mean and interval per method against the population: one panel per metric and
+    task, or with more than MAX_TASK_ROWS tasks per metric and suite (the means over its tasks)."""
+    title = f"Scores by population: mean and {confidence:.0%} bootstrap interval over seeds"
+    if scores["task"].nunique() > MAX_TASK_ROWS:
+        keys = ["suite", "method", "population", "metric"]
+        scores = scores.groupby(keys, sort=False)[["mean", "lo", "hi"]].mean().reset_index()
+        scores = scores.assign(task=scores["suite"] + " (mean over its tasks)", n=np.nan)
+        title = f"Scores by population: the mean over each suite's tasks of their means and {confidence:.0%} intervals"
     methods = list(pd.unique(scores["method"]))
     populations = sorted(int(n) for n in pd.unique(scores["population"]))
     base = alt.Chart().encode(
@@ -25,7 +38,7 @@ def scaling_chart(scores: pd.DataFrame, confidence: float) -> alt.FacetChart:
         .properties(width=260, height=200)
         .facet(column=alt.Column("metric:N", title=None), row=alt.Row("task:N", title=None))
         .resolve_scale(y="independent")
-        .properties(title=f"Scores by population: mean and {confidence:.0%} bootstrap interval over seeds")
+        .properties(title=title)
     )
 
 

@@ -31,9 +31,9 @@ from hivebench.suites.silobench.task import SiloActions, SiloViews
 class Holdings:
     """Which shards each agent of a block holds, and the answers they give from them."""
 
-    def __init__(self, rng: Streams):
-        self.rng = rng
+    def __init__(self) -> None:
         self.known: np.ndarray | None = None  # (agents, n)
+        self.own: np.ndarray | None = None  # (agents, n): each agent's own shard
         self.source: np.ndarray | None = None  # (agents, n): the neighbour each shard came from (-1: own or none)
         self.held: list[np.ndarray] = []  # shards held by each agent at each state
 
@@ -44,6 +44,7 @@ class Holdings:
         else:
             self.known = np.zeros((agents, n), dtype=bool)
             self.known[np.arange(agents), np.arange(agents) % n] = True
+        self.own = self.known.copy()
         self.source = np.full(self.known.shape, -1, dtype=np.int64)
 
     def read(self, views: SiloViews) -> np.ndarray:
@@ -97,7 +98,7 @@ class Holdings:
 
 class ClassicalPolicy:
     def __init__(self, params: dict[str, Any], rng: Streams):
-        self.holdings = Holdings(rng)
+        self.holdings = Holdings()
         self.n = 0
 
     def decide(self, views: SiloViews) -> SiloActions:
@@ -120,10 +121,8 @@ def outbox(views: SiloViews, shards: np.ndarray, speaking: np.ndarray, to: np.nd
     broadcast once; store as a write of key "<id>"."""
     senders = np.flatnonzero(speaking)
     if views.protocol == "p2p" and to is None:
-        indptr, indices = views.block.indptr, views.block.indices
-        degrees = np.diff(indptr)[senders]
-        sender = np.repeat(senders, degrees)
-        receiver = indices[np.concatenate([np.arange(indptr[v], indptr[v + 1]) for v in senders])] if len(senders) else sender
+        i, receiver = views.block.fan_out(senders)
+        sender = senders[i]
         carried = shards[sender] if source is None else shards[sender] & (source[sender] != receiver[:, None])
         kept = carried.any(axis=1)
         return Outbox(sender[kept], receiver[kept], shards=carried[kept])
@@ -144,13 +143,12 @@ class Distributed(ClassicalPolicy):
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
         if self.passed is None:
             self.passed = np.zeros_like(known)
-        own = np.zeros_like(known)
-        own[np.arange(len(known)), np.arange(len(known)) % views.block.n] = True
         # where everyone hears every owner (the store, the complete topology) only owners send
-        pending = (own if views.protocol == "store" or views.topology == "complete" else known) & ~self.passed
+        direct = views.protocol == "store" or views.topology == "complete"
+        pending = (self.holdings.own if direct else known) & ~self.passed
         packed = self.holdings.packed(views, pending)
         self.passed |= packed
-        return outbox(views, packed, packed.any(axis=1), source=self.holdings.source)
+        return outbox(views, packed, packed.any(axis=1), source=None if direct else self.holdings.source)
 
 
 class LocalOnly(ClassicalPolicy):
@@ -174,10 +172,8 @@ class RandomGossip(ClassicalPolicy):
             return outbox(views, self.holdings.packed(views, known), degrees > 0, to)
         speaking = draws < 0.5
         if views.protocol == "store":
-            own = np.zeros_like(known)
-            own[np.arange(agents), np.arange(agents) % views.block.n] = True
             self.written = np.zeros(agents, dtype=bool) if self.written is None else self.written
             speaking &= ~self.written
             self.written |= speaking
-            return outbox(views, own, speaking)
+            return outbox(views, self.holdings.own, speaking)
         return outbox(views, self.holdings.packed(views, known), speaking)

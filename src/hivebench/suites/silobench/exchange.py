@@ -21,7 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from hivebench.engine.media import check_neighbours, edge_keys
 from hivebench.suites.silobench.network import Block
 
 PROTOCOLS = ("p2p", "broadcast", "store")
@@ -83,16 +85,23 @@ class ShardTexts:
 
     def __init__(self, shards: Sequence[Sequence[Any]]):
         # per episode, per owner: '"owner": shard'
-        self.items = [[f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(episode)] for episode in shards]
-        self.lengths = np.array([[len(item) for item in episode] for episode in self.items], dtype=np.int64)
+        items = [[f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(episode)] for episode in shards]
+        self.lengths = np.array([[len(item) for item in episode] for episode in items], dtype=np.int64)
+        self.items = [pa.array(episode, pa.string()) for episode in items]
 
     def sizes(self, episode: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Characters of each message i of episode[i] carrying masks[i] ('{' items joined by ', ' '}')."""
-        count = masks.sum(axis=1)
-        return (masks * self.lengths[episode]).sum(axis=1) + 2 + 2 * np.maximum(count - 1, 0)
+        """Characters of each message i of episode[i] carrying masks[i]: '{' + its items joined by
+        ', ' + '}' (summed over the shards carried, not over every owner)."""
+        rows, owners = np.nonzero(masks)
+        items = np.bincount(rows, weights=self.lengths[episode[rows], owners] + 2, minlength=len(masks))
+        return items.astype(np.int64) + 2 - 2 * (masks.any(axis=1))
 
-    def text(self, episode: int, mask: np.ndarray) -> str:
-        return "{" + ", ".join(self.items[episode][o] for o in np.flatnonzero(mask)) + "}"
+    def texts(self, episode: int, masks: np.ndarray) -> pa.StringArray:
+        """The text of each message carrying masks[i] (joined in Arrow: a block has many)."""
+        rows, owners = np.nonzero(masks)
+        offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(masks)))]).astype(np.int32)
+        items = pa.ListArray.from_arrays(pa.array(offsets), self.items[episode].take(pa.array(owners)))
+        return pc.binary_join_element_wise("{", pc.binary_join(items, ", "), "}", "")
 
 
 class Exchange:
@@ -104,9 +113,7 @@ class Exchange:
         self.store_chars = params["store_chars"]
         self.writes = params["writes_per_round"]
         self.texts = texts
-        indptr, indices = block.indptr, block.indices
-        self.indptr, self.indices = indptr, indices
-        self.edge_keys = np.sort(np.repeat(np.arange(block.agents), np.diff(indptr)) * block.agents + indices)
+        self.edge_keys = edge_keys(block.indptr, block.indices)
         self.store: list[dict[str, Entry]] = [{} for _ in block.graphs]
         self.stored = np.zeros(len(block.graphs), dtype=np.int64)  # characters in each episode's store
         self.rounds: list[tuple[Outbox, np.ndarray]] = []  # each round's outbox as kept, and its sizes
@@ -124,10 +131,7 @@ class Exchange:
         elif self.protocol == "p2p":
             delivered = Delivered(outbox, outbox.receiver, outbox.sender, np.arange(len(outbox)))
         else:
-            degrees = np.diff(self.indptr)[outbox.sender]
-            message = np.repeat(np.arange(len(outbox)), degrees)
-            starts = np.repeat(self.indptr[outbox.sender] - np.concatenate([[0], np.cumsum(degrees)[:-1]]), degrees)
-            receiver = self.indices[starts + np.arange(len(message))]
+            message, receiver = self.block.fan_out(outbox.sender)
             delivered = Delivered(outbox, receiver, outbox.sender[message], message)
         self.rounds.append((outbox, sizes))
         self.delivered.append(delivered)
@@ -136,14 +140,7 @@ class Exchange:
     def _check(self, step: int, outbox: Outbox) -> None:
         sender, receiver = outbox.sender.astype(np.int64), outbox.receiver.astype(np.int64)
         if self.protocol == "p2p":
-            keys = sender * self.block.agents + receiver
-            found = np.searchsorted(self.edge_keys, keys)
-            ok = (found < len(self.edge_keys)) & (self.edge_keys[np.minimum(found, len(self.edge_keys) - 1)] == keys)
-            if not ok.all():
-                bad = int(np.argmin(ok))
-                raise ValueError(f"round {step}: agent {sender[bad]} sent a message to {receiver[bad]}, not a neighbour")
-            if len(np.unique(keys)) != len(keys):
-                raise ValueError(f"round {step}: an agent sent two messages to one neighbour")
+            check_neighbours(step, sender, receiver, self.edge_keys, self.block.agents)
         elif self.protocol == "broadcast" and len(np.unique(sender)) != len(sender):
             raise ValueError(f"round {step}: an agent broadcast twice")
         elif self.protocol == "store":
@@ -207,18 +204,27 @@ class Exchange:
     def table(self, episode: int) -> pa.Table:
         """Every message of one episode: the round it was sent in, sender, receiver (-1: broadcast or
         store), key (store), size and text, in the episode's own agent numbers."""
-        parts: dict[str, list] = {name: [] for name in MESSAGE_SCHEMA.names}
-        base = episode * self.n
+        base, parts = episode * self.n, []
         for step, (outbox, sizes) in enumerate(self.rounds):
-            for i in np.flatnonzero(outbox.sender // self.n == episode).tolist():
-                parts["step"].append(step)
-                parts["sender"].append(int(outbox.sender[i]) - base)
-                parts["receiver"].append(int(outbox.receiver[i]) - base if outbox.receiver[i] >= 0 else -1)
-                parts["key"].append(None if outbox.keys is None else outbox.keys[i])
-                parts["size"].append(int(sizes[i]))
-                assert outbox.text is not None or outbox.shards is not None
-                parts["text"].append(outbox.text[i] if outbox.text is not None else self.texts.text(episode, outbox.shards[i]))
-        return pa.table(parts, schema=MESSAGE_SCHEMA)
+            rows = np.flatnonzero(outbox.sender // self.n == episode)
+            if not len(rows):
+                continue
+            receiver = outbox.receiver[rows]
+            parts.append(pa.table({
+                "step": np.full(len(rows), step, dtype=np.int32),
+                "sender": (outbox.sender[rows] - base).astype(np.int32),
+                "receiver": np.where(receiver >= 0, receiver - base, -1).astype(np.int32),
+                "key": pa.nulls(len(rows), pa.string()) if outbox.keys is None else pa.array([outbox.keys[i] for i in rows.tolist()], pa.string()),
+                "size": sizes[rows].astype(np.int32),
+                "text": self._texts(episode, outbox, rows),
+            }, schema=MESSAGE_SCHEMA))  # fmt: skip
+        return pa.concat_tables(parts) if parts else MESSAGE_SCHEMA.empty_table()
+
+    def _texts(self, episode: int, outbox: Outbox, rows: np.ndarray) -> pa.StringArray:
+        if outbox.text is not None:
+            return pa.array([outbox.text[i] for i in rows.tolist()], pa.string())
+        assert outbox.shards is not None
+        return self.texts.texts(episode, outbox.shards[rows])
 
 
 def _take(outbox: Outbox, rows: np.ndarray) -> Outbox:

@@ -4,7 +4,7 @@ ports (a seeded random 3-regular graph, connected). A job block lays its episode
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Sequence
 
 import networkx as nx
@@ -28,15 +28,24 @@ class Topology:
 
 def topology(kind: str, n: int, seed: int) -> Topology:
     if kind == "complete":
-        graph = nx.complete_graph(n)
-    elif kind == "regular3":
-        graph = regular3(n, seed)
-    else:
+        return complete(n)
+    if kind != "regular3":
         raise ValueError(f"unknown Silo-Bench topology {kind!r} (one of {', '.join(TOPOLOGIES)})")
+    return ports(n, seed)
+
+
+@lru_cache(maxsize=16)
+def complete(n: int) -> Topology:
+    others = np.arange(n)[None, :].repeat(n, axis=0)[~np.eye(n, dtype=bool)]  # row v: every u != v, ascending
+    return Topology(n, np.arange(n + 1, dtype=np.int64) * (n - 1), others.astype(np.int64), min(n - 1, 1))
+
+
+@lru_cache(maxsize=256)  # every task of a study plays the same ports at an (N, seed)
+def ports(n: int, seed: int) -> Topology:
+    graph = regular3(n, seed)
     matrix = nx.to_scipy_sparse_array(graph, nodelist=range(n), format="csr")
     matrix.sort_indices()
-    diameter = nx.diameter(graph) if n > 1 else 0
-    return Topology(n, matrix.indptr.astype(np.int64), matrix.indices.astype(np.int64), diameter)
+    return Topology(n, matrix.indptr.astype(np.int64), matrix.indices.astype(np.int64), nx.diameter(graph))
 
 
 def regular3(n: int, seed: int) -> nx.Graph:
@@ -72,6 +81,13 @@ class Block:
     @cached_property
     def indices(self) -> np.ndarray:
         return np.concatenate([g.indices + s * self.n for s, g in enumerate(self.graphs)])
+
+    def fan_out(self, senders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(i, receiver): one row per neighbour of each sender, i its position in `senders`."""
+        degrees = np.diff(self.indptr)[senders]
+        i = np.repeat(np.arange(len(senders)), degrees)
+        first = np.repeat(self.indptr[senders] - np.concatenate([[0], np.cumsum(degrees)[:-1]]), degrees)
+        return i, self.indices[first + np.arange(len(i))]
 
 
 def block(kind: str, n: int, seeds: Sequence[int]) -> Block:

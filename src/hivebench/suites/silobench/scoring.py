@@ -57,7 +57,7 @@ def judge(answer: Any, expected: Any, level: str, given: bool = True) -> tuple[b
     """(exact, partial credit q in [0, 1], why it is wrong or None); `given` False: no answer at all."""
     if not given:
         return False, 0.0, NO_ANSWER
-    if key(answer) == key(expected):
+    if answer is expected or key(answer) == key(expected):
         return True, 1.0, None
     if kind(answer) != kind(expected):
         return False, 0.0, f"wrong type: expected {_described(expected)}, got {kind(answer)}"

@@ -146,7 +146,7 @@ class SiloTask:
             ]
             exact = np.array([v[0] for v in verdicts])
             partial = np.array([v[1] for v in verdicts])
-            final = [texts.setdefault(id(answers[v]), json.dumps(answers[v])) if given[v] else None for v in range(own.start, own.stop)]
+            final = [self._json(answers[v], texts) if given[v] else None for v in range(own.start, own.stop)]
 
             def per_state(per_round: np.ndarray) -> np.ndarray:
                 column = np.zeros((states, n), dtype=np.int32)
@@ -190,3 +190,9 @@ class SiloTask:
             }
             records.append(EpisodeRecord(agents, summary, {"messages": self.exchange.table(s)}))
         return records
+
+    @staticmethod
+    def _json(answer: Any, texts: dict[int, str]) -> str:
+        if id(answer) not in texts:
+            texts[id(answer)] = json.dumps(answer)
+        return texts[id(answer)]

@@ -32,7 +32,7 @@ PROTOCOLS = {
 TOPOLOGIES = {"complete": "Every other agent is your neighbour.", "regular3": "You have three neighbours; the others only hear you through them."}
 SYSTEM = (
     "You are one of {n} agents, with ids 0 to {last}, working on one task together. Each agent holds a private "
-    "part of the data, and no one sees another's part unless it is sent. {topology} {protocol}\n"
+    "part of the data, and no one sees another's part unless it is sent. {rules}\n"
     "Task: {task}\n"
     "There are {rounds} rounds of communication; what is sent in a round arrives at the start of the next. After "
     "the last round every agent must give the answer itself: {answer}.\n"
@@ -93,8 +93,8 @@ class SiloView:
             return ORACLE.format(task=task, answer=answer, chars=chars)
         n = views.block.n
         protocol = PROTOCOLS[views.protocol].format(chars=views.message_chars, writes=views.writes_per_round)
-        topology = "" if views.protocol == "store" else TOPOLOGIES[views.topology]
-        return SYSTEM.format(n=n, last=n - 1, topology=topology, protocol=protocol, task=task, rounds=views.rounds, answer=answer)
+        rules = protocol if views.protocol == "store" else f"{TOPOLOGIES[views.topology]} {protocol}"  # the store reaches everyone
+        return SYSTEM.format(n=n, last=n - 1, rules=rules, task=task, rounds=views.rounds, answer=answer)
 
     def turn(self, views: SiloViews, agent: int, notes: str, window: int, chars: int) -> str:
         shard = json.dumps(views.shard(agent))
@@ -108,8 +108,12 @@ class SiloView:
         lines += [f"Round {views.step + 1} of {views.rounds + 1}.", f"Your data: {shard}"]
         history = []
         for t in range(max(0, views.step - window), views.step):
-            got = received_lines(views, views.history[t - 1], agent) if t > 0 else []
-            history += [f"Round {t + 1}: you received", *(got or ["  nothing"]), "and sent", *(sent_lines(views, views.history[t].outbox, agent) or ["  nothing"])]
+            sent = sent_lines(views, views.history[t].outbox, agent) or ["  nothing"]
+            if views.protocol == "store":
+                history += [f"Round {t + 1}: you wrote", *sent]
+            else:
+                got = received_lines(views, views.history[t - 1], agent) if t > 0 else []
+                history += [f"Round {t + 1}: you received", *(got or ["  nothing"]), "and sent", *sent]
         if history:
             lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
         if views.protocol == "store":
