@@ -3,6 +3,7 @@ needs nearly everything from nearly everyone."""
 
 from __future__ import annotations
 
+import heapq
 from fractions import Fraction
 
 import numpy as np
@@ -227,9 +228,11 @@ class LoadBalance(Problem):
     def solve(self, shards, public):
         machines = public["machines"]
         loads = [0] * machines
+        least = [(0, m) for m in range(machines)]  # a heap: the least load, then the lowest machine, first
         for job in sorted(flat(shards), key=lambda j: (-j["duration"], j["id"])):
-            least = min(range(machines), key=lambda m: (loads[m], m))
-            loads[least] += job["duration"]
+            load, m = heapq.heappop(least)
+            loads[m] = load + job["duration"]
+            heapq.heappush(least, (loads[m], m))
         total = sum(loads)
         variance = Fraction(sum((machines * load - total) ** 2 for load in loads), machines**3)
         return {"max_load": max(loads), "min_load": min(loads), "variance": rounded(variance, 2)}
