@@ -275,3 +275,11 @@ def test_estimate_asks_the_agent_for_an_agentsnet_episode(tiny_model, in_tmp):
     rows = estimate(study_blocks(config, "s", Path(".")))
     assert [(r.population, r.cells, r.calls) for r in rows] == [(4, 3, 3 * 4 * 4), (8, 3, 3 * 8 * 4)]
     assert all(r.input_tokens > r.calls * 100 and not r.approximate for r in rows)  # real prompts, the model's tokenizer
+
+
+def test_a_reply_with_a_lone_surrogate_is_invalid_not_a_crash_when_stored():
+    from hivebench.models.decide import check
+
+    value, error = check('{"notes": "\\ud800"}', {"type": "object"})
+    assert value is None and "lone surrogate" in error
+    assert check('{"notes": "\\ud83d\\ude00"}', {"type": "object"}) == ({"notes": "\U0001F600"}, None)  # a pair is text

@@ -59,7 +59,7 @@ def test_the_catalogue_holds_the_30_tasks_in_order_with_stable_ids():
 
 @pytest.mark.parametrize("task", IDS)
 def test_an_instance_is_its_seeds_alone_and_each_agents_share_stays_constant(task):
-    first, again, other = instance(task, 4, 1), instance.__wrapped__(task, 4, 1), instance(task, 4, 2)
+    first, again, other = instance(task, 4, 1), instance(task, 4, 1), instance(task, 4, 2)
     assert json.dumps(first.shards) == json.dumps(again.shards) and json.dumps(first.answer) == json.dumps(again.answer)
     assert json.dumps(first.shards) != json.dumps(other.shards)
     small, large = instance(task, 2, 0), instance(task, 32, 0)
@@ -193,10 +193,14 @@ def test_a_message_cap_spreads_the_flood_over_more_rounds_and_no_classical_messa
 
 
 def test_the_store_refuses_writes_over_its_cap_and_counts_them():
-    (_, record), = played({"task": "I-01", "protocol": "store", "rounds": 2, "store_chars": 300}, [8])
-    # each shard is ~100 characters: two fit, the other six writes are refused
+    inst = instance("I-01", 8, 0)
+    key_and_value = [1 + len(json.dumps({str(v): shard})) for v, shard in enumerate(inst.shards)]  # key "v", value {"v": shard}
+    cap = sum(key_and_value[:2]) + 1  # the first two writes fit, the third does not
+    (_, record), = played({"task": "I-01", "protocol": "store", "rounds": 2, "store_chars": cap}, [8])
     assert record.summary["refused_writes"] == 6 and record.summary["messages"] == 2
     assert record.summary["success"] == 0.0
+    (_, gossip), = played({"task": "I-01", "protocol": "store", "rounds": 3, "message_chars": 50}, [8], method="random")
+    assert gossip.summary["messages"] == 0  # no shard fits a 50-character value: nothing is written, nothing crashes
 
 
 def test_the_local_baseline_answers_from_its_own_shard_and_the_oracle_from_all():
@@ -210,10 +214,13 @@ def test_the_local_baseline_answers_from_its_own_shard_and_the_oracle_from_all()
             assert record.summary["success"] == 1.0 and len(record.agents["agent"]) == 2  # one agent, states 0 and 1
 
 
-def test_random_gossip_spreads_shards_with_its_seed():
+def test_random_gossip_spreads_shards_with_its_seed_passing_each_on_once():
     runs = played({"task": "I-06", "topology": "regular3", "rounds": 4}, [16], method="random", seeds=3)
     held = [record.agents["held"].to_numpy().reshape(-1, 16)[-1] for _, record in runs]
     assert all(1 < h.mean() < 16 for h in held) and len({tuple(h) for h in held}) == 3
+    for _, record in runs:  # each agent passes each shard on at most once: one message carries it
+        carried = [(m["sender"], owner) for m in record.table("messages").to_pylist() for owner in json.loads(m["text"])]
+        assert len(carried) == len(set(carried))
 
 
 @pytest.mark.parametrize(("answer", "expected", "level", "verdict"), [
@@ -230,6 +237,9 @@ def test_random_gossip_spreads_shards_with_its_seed():
     ([[1, 2], [3, 4]], [[3, 4], [1, 2]], "III", (False, 0.5, "wrong entries")),
     ({"a": [1]}, [1], "III", (False, 0.0, "wrong type: expected a list of 1, got object")),
     (None, 3, "II", (False, 0.0, "wrong type: expected a number, got null")),
+    (10**400, 5.5, "I", (False, 0.0, "wrong value")),  # a huge integer is wrong, not an overflow
+    (float("inf"), 5.5, "I", (False, 0.0, "wrong value")),
+    (2**53 + 1, 2**53, "I", (False, 1.0, "wrong value, within the 1 % tolerance")),  # integers exactly
 ])  # fmt: skip
 def test_any_answer_is_judged_with_its_reason_and_partial_credit(answer, expected, level, verdict):
     exact, q, reason = judge(answer, expected, level)
@@ -237,10 +247,22 @@ def test_any_answer_is_judged_with_its_reason_and_partial_credit(answer, expecte
     assert judge(answer, expected, level, given=False) == (False, 0.0, "no answer")
 
 
-def test_the_ordered_overlap_counts_repeated_values_once_each():
-    assert ordered_overlap([5, 5, 7], [5, 5, 7]) == 3
+def test_the_ordered_overlap_is_the_longest_common_subsequence():
+    assert ordered_overlap([5, 5, 7], [5, 5, 7]) == 3  # repeated values count once each
     assert ordered_overlap([5, 7, 5], [5, 5, 7]) == 2
     assert ordered_overlap([9, 9], [5]) == 0
+    assert ordered_overlap([1, 3, 2, 3, 2], [1, 2, 3]) == 3 and ordered_overlap([2, 1, 2], [1, 2, 1, 2]) == 3
+    rng = np.random.default_rng(0)
+
+    def lcs(a: list, b: list) -> int:
+        table = np.zeros((len(a) + 1, len(b) + 1), dtype=int)
+        for i, j in product(range(len(a)), range(len(b))):
+            table[i + 1, j + 1] = table[i, j] + 1 if a[i] == b[j] else max(table[i, j + 1], table[i + 1, j])
+        return int(table[-1, -1])
+
+    for _ in range(500):
+        a, b = rng.integers(0, 4, rng.integers(0, 9)).tolist(), sorted(rng.integers(0, 4, rng.integers(0, 9)).tolist())
+        assert ordered_overlap(a, b) == lcs(a, b), (a, b)
 
 
 @pytest.mark.parametrize(("task", "populations", "message"), [
@@ -267,6 +289,12 @@ def test_an_entry_naming_several_tasks_stands_for_one_task_each():
     clash["tasks"]["t.I-05"] = {"kind": "silobench", "task": "I-05"}
     with pytest.raises(ConfigError, match="tasks.t.I-05: the name of a member of tasks.t"):
         validate(clash, "x.yaml")
+    with pytest.raises(ConfigError) as error:  # the members' problems, once, named by the entry written
+        validate(study({"task": "all", "protocol": "store", "topology": "regular3"}, [5]), "x.yaml")
+    assert error.value.problems == [
+        "tasks.t.topology: the shared store reaches every agent; a topology (regular3) applies to p2p and broadcast",
+        "studies.s.populations[0]: a 3-regular topology needs an even number of agents, at least 4, got 5 (task 't')",
+    ]
 
 
 def test_an_llm_agent_plays_silobench_and_wrong_answers_are_scored_with_their_reason(tmp_path, monkeypatch):
@@ -331,3 +359,22 @@ def test_a_silobench_study_reports_success_beside_the_paper_and_rcc_against_the_
     assert section.count("DeepSeek-V3.1 (paper)") == 2 and "61.2" in section and "36.9" in section
     tasks_csv = pd.read_csv(tmp_path / "reports/silo/silobench/silobench_tasks.csv")
     assert set(tasks_csv["silo_task"]) == {"I-01", "II-11", "III-21"}
+
+
+def test_the_single_agent_is_asked_for_the_whole_answer_and_a_full_store_says_so():
+    oracle = SiloTask({"task": "II-11", "protocol": "p2p", "topology": "complete", "rounds": 5, "message_chars": 50,
+                       "store_chars": 1000, "writes_per_round": 2, "oracle": True}, 4)  # fmt: skip
+    oracle.reset([0])
+    views = oracle.observe()
+    assert "the 60 prefix sums" in SiloView().system(views, 0, 16) and "your own" not in SiloView().system(views, 0, 16)
+    assert views.shard(0) == list(instance("II-11", 4, 0).shards) and oracle.horizon == 1
+    game = SiloTask({"task": "I-01", "protocol": "store", "topology": "complete", "rounds": 2, "message_chars": 50,
+                     "store_chars": 12, "writes_per_round": 2, "oracle": False}, 3)  # fmt: skip
+    game.reset([0])
+    view = SiloView()
+    first = game.observe()
+    game.step(view.actions(first, [{"writes": {"a": "12345"}, "notes": ""}, {"writes": {"b": "123456789"}, "notes": ""}, None]))
+    assert game.exchange.refused.tolist() == [1]
+    second = game.observe()
+    assert "refused your last round's writes of 'b'" in view.turn(second, 1, "", 2, 16)
+    assert "refused" not in view.turn(second, 0, "", 2, 16) and "'a' (agent 0, round 1): 12345" in view.turn(second, 0, "", 2, 16)

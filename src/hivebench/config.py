@@ -265,7 +265,8 @@ def validate(config: Config, source: str) -> Config:
     errors = [e for e in errors if not _consequence(e, errors)]
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
-    problems = list(_expand_members(filled)) or list(_cross_reference_problems(filled, Path(source).parent))
+    groups: dict[str, list[str]] = {}
+    problems = list(_expand_members(filled, groups)) or _by_entry(list(_cross_reference_problems(filled, Path(source).parent)), groups)
     if problems:
         raise ConfigError(source, problems)
     return filled
@@ -296,13 +297,13 @@ def task_sizes(task: dict[str, Any], params: dict[str, Any], populations: list[i
     return [fixed] if fixed is not None else populations
 
 
-def _expand_members(config: Config) -> Iterator[str]:
+def _expand_members(config: Config, groups: dict[str, list[str]]) -> Iterator[str]:
     """Replace each task entry that stands for several tasks (its kind's `members` hook) by its
-    members, `<entry>.<suffix>`, in the tasks and in every study that lists the entry."""
+    members, `<entry>.<suffix>`, in the tasks and in every study that lists the entry; `groups` gets
+    each such entry's members."""
     from hivebench.registry import task_kind
 
     tasks: dict[str, Any] = {}
-    groups: dict[str, list[str]] = {}
     for name, task in config["tasks"].items():
         members = task_kind(task["kind"]).hooks.members({k: v for k, v in task.items() if k != "kind"})
         if members is None:
@@ -317,6 +318,15 @@ def _expand_members(config: Config) -> Iterator[str]:
     config["tasks"] = tasks
     for study in config["studies"].values():
         study["tasks"] = list(dict.fromkeys(member for task in study["tasks"] for member in groups.get(task, [task])))
+
+
+def _by_entry(problems: list[str], groups: dict[str, list[str]]) -> list[str]:
+    """Problems of an entry's members named by the entry the user wrote, each once (members share
+    every parameter but the one that tells them apart)."""
+    for group, members in groups.items():
+        for member in members:
+            problems = [p.replace(f"tasks.{member}.", f"tasks.{group}.").replace(f"task {member!r}", f"task {group!r}") for p in problems]
+    return list(dict.fromkeys(problems))
 
 
 def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:

@@ -35,8 +35,11 @@ def check(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     """The parsed reply and None, or None and what is wrong with it."""
     try:
         value = json.loads(text)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")  # a lone surrogate ("\\ud800") is no text to store
     except json.JSONDecodeError as exc:
         return None, f"not valid JSON ({exc.msg} at character {exc.pos})"
+    except UnicodeEncodeError:
+        return None, "a string holds a lone surrogate escape, which is not text"
     error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "the top level"

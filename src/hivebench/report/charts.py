@@ -8,20 +8,24 @@ import numpy as np
 import pandas as pd
 
 
-# More tasks than this get one row per suite (the mean over its tasks): one row per task would be a
-# chart thousands of pixels tall (Silo-Bench's paper grid has 150 task entries).
+# More tasks than this get one row per task entry (`<entry>.<ID>` members averaged) or per suite: one
+# row per task would be a chart thousands of pixels tall (Silo-Bench's paper grid has 150 tasks).
 MAX_TASK_ROWS = 40
 
 
 def scaling_chart(scores: pd.DataFrame, confidence: float) -> alt.FacetChart:
     """Each metric's mean and interval per method against the population: one panel per metric and
-    task, or with more than MAX_TASK_ROWS tasks per metric and suite (the means over its tasks)."""
+    task, or with more than MAX_TASK_ROWS tasks per metric and task entry (or suite), the means over
+    its tasks."""
     title = f"Scores by population: mean and {confidence:.0%} bootstrap interval over seeds"
     if scores["task"].nunique() > MAX_TASK_ROWS:
-        keys = ["suite", "method", "population", "metric"]
-        scores = scores.groupby(keys, sort=False)[["mean", "lo", "hi"]].mean().reset_index()
-        scores = scores.assign(task=scores["suite"] + " (mean over its tasks)", n=np.nan)
-        title = f"Scores by population: the mean over each suite's tasks of their means and {confidence:.0%} intervals"
+        # one row per task entry a config expanded (`<entry>.<ID>`), or per suite if still too many
+        entry = scores["task"].str.rsplit(".", n=1).str[0]
+        group = entry if entry.nunique() <= MAX_TASK_ROWS else scores["suite"]
+        keys = ["method", "population", "metric"]
+        scores = scores.assign(group=group).groupby(["group", *keys], sort=False)[["mean", "lo", "hi"]].mean().reset_index()
+        scores = scores.assign(task=scores["group"] + " (mean over its tasks)", n=np.nan)
+        title = f"Scores by population: per task entry, the mean over its tasks of their means and {confidence:.0%} intervals"
     methods = list(pd.unique(scores["method"]))
     populations = sorted(int(n) for n in pd.unique(scores["population"]))
     base = alt.Chart().encode(

@@ -4,15 +4,16 @@ solving the task on exactly those shards as if they were all the data.
 
 - distributed: gather everything, then solve. On the complete topology every agent sends its own
   shard once to everyone (p2p: N - 1 messages; broadcast: one); on the degree-three ports it floods:
-  every round an agent passes each shard it has not passed on yet to all its neighbours but the one it
-  came from (packed in owner order up to the message cap, the rest next round), so after as many
-  rounds as the diameter everyone holds every shard. store: every agent writes its own shard once,
+  every round an agent passes each shard it has not passed on yet to its neighbours (p2p: all but the
+  one it came from; broadcast: all), packed in owner order up to the message cap, the rest next round,
+  so after as many rounds as the diameter everyone holds every shard. store: every agent writes its own shard once,
   under its id, and reads the others' next round. Exact on every task whenever the rounds cover the
   diameter.
 - local: sends nothing; answers from its own shard alone.
-- random: random gossip. p2p: each round every agent sends all it holds (to the cap) to one
-  neighbour drawn at random; broadcast and store: each round every agent speaks with probability 1/2
-  (a broadcast of all it holds; a write of its own shard).
+- random: random gossip. Each shard an agent holds is passed on once, like the flood, but at random:
+  p2p, each round an agent sends what it has not passed on yet (to the cap) to one neighbour drawn at
+  random; broadcast, it broadcasts it with probability 1/2 each round; store, it writes its own shard
+  with probability 1/2 each round until it has.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Holdings:
     def __init__(self) -> None:
         self.known: np.ndarray | None = None  # (agents, n)
         self.own: np.ndarray | None = None  # (agents, n): each agent's own shard
+        self.passed: np.ndarray | None = None
         self.source: np.ndarray | None = None  # (agents, n): the neighbour each shard came from (-1: own or none)
         self.held: list[np.ndarray] = []  # shards held by each agent at each state
 
@@ -45,6 +47,7 @@ class Holdings:
             self.known = np.zeros((agents, n), dtype=bool)
             self.known[np.arange(agents), np.arange(agents) % n] = True
         self.own = self.known.copy()
+        self.passed = np.zeros_like(self.known)  # shards each agent has passed on
         self.source = np.full(self.known.shape, -1, dtype=np.int64)
 
     def read(self, views: SiloViews) -> np.ndarray:
@@ -66,6 +69,12 @@ class Holdings:
                     known[s * n : (s + 1) * n] |= entry.shards
         self.held.append(known.sum(axis=1))
         return known
+
+    def fresh(self, views: SiloViews, own_only: bool) -> np.ndarray:
+        """The shards each agent has not passed on yet (of its own only, or of all it holds) that fit
+        one message."""
+        assert self.known is not None and self.own is not None and self.passed is not None
+        return self.packed(views, (self.own if own_only else self.known) & ~self.passed)
 
     def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
         """Of the shards each agent wants to send, those that fit one message, in owner order."""
@@ -136,18 +145,11 @@ def outbox(views: SiloViews, shards: np.ndarray, speaking: np.ndarray, to: np.nd
 class Distributed(ClassicalPolicy):
     """Flood (p2p, broadcast) or write once (store); see the module's docstring."""
 
-    def __init__(self, params: dict[str, Any], rng: Streams):
-        super().__init__(params, rng)
-        self.passed: np.ndarray | None = None
-
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
-        if self.passed is None:
-            self.passed = np.zeros_like(known)
         # where everyone hears every owner (the store, the complete topology) only owners send
         direct = views.protocol == "store" or views.topology == "complete"
-        pending = (self.holdings.own if direct else known) & ~self.passed
-        packed = self.holdings.packed(views, pending)
-        self.passed |= packed
+        packed = self.holdings.fresh(views, own_only=direct)
+        self.holdings.passed |= packed
         return outbox(views, packed, packed.any(axis=1), source=None if direct else self.holdings.source)
 
 
@@ -160,20 +162,20 @@ class RandomGossip(ClassicalPolicy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         super().__init__(params, rng)
         self.rng = rng
-        self.written: np.ndarray | None = None
 
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
-        agents = len(known)
-        draws = self.rng.random((agents,))  # one number per agent per round, whatever the protocol
+        """One number per agent per round, whatever the protocol: p2p, which neighbour hears it;
+        broadcast and store, whether it speaks (below 1/2)."""
+        draws = self.rng.random((len(known),))
+        packed = self.holdings.fresh(views, own_only=views.protocol == "store")
         if views.protocol == "p2p":
             indptr, indices = views.block.indptr, views.block.indices
             degrees = np.diff(indptr)
             to = indices[indptr[:-1] + np.minimum((draws * degrees).astype(np.int64), degrees - 1)]
-            return outbox(views, self.holdings.packed(views, known), degrees > 0, to)
-        speaking = draws < 0.5
-        if views.protocol == "store":
-            self.written = np.zeros(agents, dtype=bool) if self.written is None else self.written
-            speaking &= ~self.written
-            self.written |= speaking
-            return outbox(views, self.holdings.own, speaking)
-        return outbox(views, self.holdings.packed(views, known), speaking)
+            speaking = packed.any(axis=1)
+            sent = outbox(views, packed, speaking, to)
+        else:
+            speaking = (draws < 0.5) & packed.any(axis=1)
+            sent = outbox(views, packed, speaking)
+        self.holdings.passed[speaking] |= packed[speaking]
+        return sent

@@ -4,8 +4,8 @@
 - broadcast: one message per sender per round, to every neighbour (on the complete topology, everyone);
 - store: up to `writes_per_round` writes of (key, value) per agent per round into one shared key-value
   store; every agent reads the whole store as it stood at the end of the last round (a later write of a
-  key in agent order wins; a write that would take the store's characters over `store_chars` is
-  refused and counted).
+  key in agent order wins; a write that would take the store's characters, keys and values, over
+  `store_chars` is refused, counted, and told to its writer).
 
 A message (or value) longer than `message_chars` is cut to it and counted. An LLM agent's content is
 text. A classical policy's content is the set of shards it carries (a row of booleans over the owners);
@@ -115,7 +115,8 @@ class Exchange:
         self.texts = texts
         self.edge_keys = edge_keys(block.indptr, block.indices)
         self.store: list[dict[str, Entry]] = [{} for _ in block.graphs]
-        self.stored = np.zeros(len(block.graphs), dtype=np.int64)  # characters in each episode's store
+        self.stored = np.zeros(len(block.graphs), dtype=np.int64)  # characters (keys and values) in each episode's store
+        self.refusals: tuple[tuple[int, str], ...] = ()  # (block agent, key) of the last round's refused writes
         self.rounds: list[tuple[Outbox, np.ndarray]] = []  # each round's outbox as kept, and its sizes
         self.delivered: list[Delivered] = []
         self.truncated = np.zeros(len(block.graphs), dtype=np.int64)
@@ -170,20 +171,22 @@ class Exchange:
     def _write(self, step: int, outbox: Outbox, sizes: np.ndarray) -> tuple[Outbox, np.ndarray]:
         """Apply a round's writes in agent order; keep the ones the store's cap lets in."""
         assert outbox.keys is not None
-        kept = []
+        kept, refused = [], []
         for i in np.argsort(outbox.sender, kind="stable").tolist():
             episode, writer = divmod(int(outbox.sender[i]), self.n)
             store = self.store[episode]
             key = outbox.keys[i]
-            old = store[key].size if key in store else 0
-            if self.stored[episode] - old + sizes[i] > self.store_chars:
+            old = len(key) + store[key].size if key in store else 0  # keys count towards the cap too
+            if self.stored[episode] - old + len(key) + sizes[i] > self.store_chars:
                 self.refused[episode] += 1
+                refused.append((int(outbox.sender[i]), key))
                 continue
             text = None if outbox.text is None else outbox.text[i]
             shards = None if outbox.shards is None else outbox.shards[i]
             store[key] = Entry(writer, step, text, shards, int(sizes[i]))
-            self.stored[episode] += sizes[i] - old
+            self.stored[episode] += len(key) + sizes[i] - old
             kept.append(i)
+        self.refusals = tuple(refused)
         rows = np.array(sorted(kept), dtype=np.int64)
         return _take(outbox, rows), sizes[rows]
 

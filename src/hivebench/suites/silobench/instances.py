@@ -3,7 +3,6 @@ instance depends on nothing else (the reference draws every instance from one st
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any, Sequence
 
 from hivebench.seeding import stream
@@ -13,9 +12,9 @@ from hivebench.suites.silobench.problems import Instance, Problem, segment
 
 PROBLEMS: dict[str, Problem] = {**level1.PROBLEMS, **level2.PROBLEMS, **level3.PROBLEMS}
 assert list(PROBLEMS) == list(BY_ID), "every catalogue entry has its problem, in order"
+assert all(bool(PROBLEMS[e].whole_format) == BY_ID[e].segmented for e in BY_ID), "segmented tasks state the whole answer too"
 
 
-@lru_cache(maxsize=64)  # the methods of a study play the same instances
 def instance(task: str, n: int, seed: int) -> Instance:
     problem = PROBLEMS[task]
     shards, public = problem.generate(n, stream(seed, f"silobench instance {task} N{n}"))
@@ -40,7 +39,9 @@ def facts(inst: Instance) -> dict[str, Any]:
     return {"agents": inst.n, "last": inst.n - 1, **inst.public}
 
 
-def statement(inst: Instance) -> tuple[str, str]:
-    """The task and its answer format, as an LLM agent reads them."""
+def statement(inst: Instance, whole: bool = False) -> tuple[str, str]:
+    """The task and its answer format, as an LLM agent reads them; `whole`: the format of the whole
+    answer (one agent holding all the data gives it, also on a segmented task)."""
     problem = PROBLEMS[inst.task]
-    return problem.statement.format(**facts(inst)), problem.answer_format.format(**facts(inst))
+    answer = problem.whole_format if whole and problem.whole_format else problem.answer_format
+    return problem.statement.format(**facts(inst)), answer.format(**facts(inst))

@@ -16,9 +16,10 @@ SEQUENCE = "The agents hold consecutive segments of one sequence: agent 0 the fi
 class PrefixSum(Problem):
     statement = SEQUENCE + " Each agent holds 15 integers. Compute the inclusive prefix sums of the whole sequence."
     answer_format = "your own 15 entries of the global prefix sums, as a list of integers (position j holds x_0 + ... + x_j)"
+    whole_format = "the {items} prefix sums, as a list of integers (position j holds x_0 + ... + x_j)"
 
     def generate(self, n, rng):
-        return deal(rng.integers(1, 51, 15 * n).tolist(), n), {}
+        return deal(rng.integers(1, 51, 15 * n).tolist(), n), {"items": 15 * n}
 
     def solve(self, shards, public):
         return list(accumulate(flat(shards)))
@@ -79,9 +80,10 @@ class LifeGame(Problem):
         "either end count as 0)."
     )
     answer_format = "your own 10 cells after {steps} steps, as a list of 0s and 1s"
+    whole_format = "all {items} cells after {steps} steps, as a list of 0s and 1s"
 
     def generate(self, n, rng):
-        return deal(rng.integers(0, 2, 10 * n).tolist(), n), {"steps": 5}
+        return deal(rng.integers(0, 2, 10 * n).tolist(), n), {"steps": 5, "items": 10 * n}
 
     def solve(self, shards, public):
         cells = flat(shards)
@@ -191,11 +193,12 @@ class PipelineHash(Problem):
         "block h = (((sum of the block's character codes) mod 10000) XOR h) mod 10000."
     )
     answer_format = "the hash after each of your own 5 blocks, as a list of 5 integers"
+    whole_format = "the hash after each of the {items} blocks, as a list of integers"
 
     def generate(self, n, rng):
         tags = rng.integers(0, 26, (5 * n, 4))
         blocks = [f"Block_{g}_{''.join(LETTERS[i] for i in tag)}" for g, tag in enumerate(tags)]
-        return deal(blocks, n), {}
+        return deal(blocks, n), {"items": 5 * n}
 
     def solve(self, shards, public):
         hashes, h = [], 0

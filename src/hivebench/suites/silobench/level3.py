@@ -12,14 +12,12 @@ from hivebench.suites.silobench.problems import Problem, deal, exact, flat, hund
 
 
 class DistributedSort(Problem):
-    statement = (
-        "Each agent holds 20 integers. Sort all the agents' integers in ascending order; agent i is "
-        "responsible for positions 20 i ... 20 i + 19 of the sorted list."
-    )
-    answer_format = "your own 20 entries of the sorted list, as a list of integers"
+    statement = "Each agent holds 20 integers. Sort all the agents' integers in ascending order."
+    answer_format = "your own 20 entries of the sorted list (agent i: positions 20 i ... 20 i + 19), as a list of integers"
+    whole_format = "all {items} integers sorted, as a list"
 
     def generate(self, n, rng):
-        return deal(rng.integers(1, 1001, 20 * n).tolist(), n), {}
+        return deal(rng.integers(1, 1001, 20 * n).tolist(), n), {"items": 20 * n}
 
     def solve(self, shards, public):
         return sorted(flat(shards))

@@ -50,6 +50,7 @@ class Problem:
 
     statement: str  # the task for an LLM agent, formatted with the public facts
     answer_format: str  # what the answer must be, with its rounding
+    whole_format = ""  # segmented tasks: the whole answer's format (one agent holding all the data gives it)
 
     def generate(self, n: int, rng: np.random.Generator) -> tuple[list[Any], dict[str, Any]]:
         raise NotImplementedError

@@ -17,7 +17,7 @@ from hivebench.report.page import file_links, html_table, save_chart, write_tabl
 from hivebench.stats import percentile_interval, stratified_bootstrap
 from hivebench.suites.silobench.catalogue import LEVELS
 
-SETTING = ["method", "protocol", "topology"]
+SETTING = ["method", "protocol", "topology", "rounds"]  # what tells entries of a study apart (caps aside)
 QUANTITIES = ["success", "exact", "partial"]
 
 
@@ -43,8 +43,8 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     "none". RCC = 1 - success / the same method's oracle success at the same N and level."""
     rows = []
     tokens = "output_tokens" in episodes
-    for (method, protocol, topology, n, level), group in with_levels(episodes).groupby([*SETTING, "population", "level"], sort=False):
-        row = {"method": method, "protocol": protocol, "topology": topology, "n": int(n), "level": level}
+    for (method, protocol, topology, rounds, n, level), group in with_levels(episodes).groupby([*SETTING, "population", "level"], sort=False):
+        row = {"method": method, "protocol": protocol, "topology": topology, "rounds": int(rounds), "n": int(n), "level": level}
         row.update(pooled(group, resamples, confidence, seed))
         row["density"] = float(group["density"].mean())
         # the paper's cost: output tokens of all agents over the round budget
@@ -57,9 +57,9 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     rcc = 1 - table["success"] / np.where(matched > 0, matched, 1)
     table["rcc"] = np.where((table["topology"] != "none") & (matched > 0), np.round(rcc, 12) + 0.0, np.nan)  # no -0.00
     table["level"] = pd.Categorical(table["level"], [*LEVELS, "all"], ordered=True)
-    for key in SETTING:
+    for key in ("method", "protocol", "topology"):
         table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
-    return table.sort_values([*SETTING, "n", "level"]).reset_index(drop=True).astype({k: str for k in [*SETTING, "level"]})
+    return table.sort_values([*SETTING, "n", "level"]).reset_index(drop=True).astype({k: str for k in ["method", "protocol", "topology", "level"]})
 
 
 def task_table(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -94,7 +94,7 @@ def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFram
     whether it reports the share of runs with S = 1 or the mean of S)."""
     rows = []
     for label, groups in (table or {"rows": {}})["rows"].items():
-        row = {"method": f"{label} (paper)", "protocol": "mean of 3", "topology": "complete"}
+        row = {"method": f"{label} (paper)", "protocol": "mean of 3", "topology": "complete", "rounds": 100}
         for group, values in groups.items():
             name = "all" if group == "overall" else (group if by == "level" else f"N = {group}")
             row[f"{name} success"] = f"{values[0]:.1f}"
@@ -113,7 +113,7 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     base = alt.Chart().encode(
         x=alt.X("n:Q", title="agents N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes)),
         color=alt.Color("method:N", sort=list(pd.unique(shown["method"]))),
-        strokeDash=alt.StrokeDash("setting:N", title="protocol, topology"),
+        strokeDash=alt.StrokeDash("setting:N", title="protocol, topology, rounds"),
     )
     line = base.mark_line(point=True).encode(
         y=alt.Y("success:Q", title="success (S = 1)", scale=alt.Scale(domain=[0, 1])),
@@ -121,7 +121,7 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
     bars = base.mark_errorbar().encode(y=alt.Y("success_lo:Q", title="success (S = 1)"), y2="success_hi:Q")
     return (
-        alt.layer(line, bars, data=shown.assign(setting=shown["protocol"] + ", " + shown["topology"]))
+        alt.layer(line, bars, data=shown.assign(setting=shown["protocol"] + ", " + shown["topology"] + ", R = " + shown["rounds"].astype(str)))
         .properties(width=170, height=150)
         .facet(column=alt.Column("level:N", title="level", sort=[*LEVELS, "all"]))
         .properties(title=f"Silo-Bench success by N, tasks weighing the same; {confidence:.0%} bootstrap interval")
@@ -145,7 +145,7 @@ def render(
     shown = table.assign(
         success=[percent(m, lo, hi) for m, lo, hi in zip(table.success, table.success_lo, table.success_hi)],
         exact=100 * table.exact, partial=100 * table.partial, rcc=100 * table.rcc,
-    )[["method", "protocol", "topology", "n", "level", "success", "exact", "partial", "density", "tokens_per_round", "rcc", "episodes"]]
+    )[["method", "protocol", "topology", "rounds", "n", "level", "success", "exact", "partial", "density", "tokens_per_round", "rcc", "episodes"]]
     links = [("silobench.csv", "silobench.csv"), ("silobench.md", ".md"), ("silobench.tex", ".tex"),
              ("silobench_tasks.csv", "per task"), ("silobench_scaling.html", "interactive chart")]  # fmt: skip
     return f"""<h2>Silo-Bench</h2>

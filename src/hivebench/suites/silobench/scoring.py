@@ -6,15 +6,16 @@ Equality is on JSON values: numbers by value (5 equals 5.0; a boolean is not a n
 lists entry by entry, objects key by key. Partial credit by level, as in the paper:
 - I: a number within 1 % of the answer (exactly, when the answer is 0); anything else only when exact;
 - II: the fraction of the answer's entries (a list's positions, an object's keys) given right;
-- III: a list: the longest run of entries given in the answer's order (a common subsequence, each
-  answer entry matched to one occurrence) over the answer's length; an object: the fraction of its
-  keys given right; a scalar only when exact.
+- III: a list: the longest common subsequence of the given list and the answer (the most entries
+  given in the answer's order) over the answer's length; an object: the fraction of its keys given
+  right; a scalar only when exact.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from fractions import Fraction
 from typing import Any, Hashable
 
 TOLERANCE = 0.01  # Level I, relative
@@ -27,7 +28,7 @@ def key(value: Any) -> Hashable:
     if isinstance(value, bool) or value is None:
         return ("b", value)
     if isinstance(value, (int, float)):
-        return ("n", float(value))
+        return ("n", value)  # 5 == 5.0 with one hash; a huge integer stays exact
     if isinstance(value, str):
         return ("s", value)
     if isinstance(value, list):
@@ -71,8 +72,9 @@ def judge(answer: Any, expected: Any, level: str, given: bool = True) -> tuple[b
             q = 0.0
         return False, q, size + "wrong entries"
     if isinstance(expected, dict):
-        right = sum(str(k) in _str_keys(answer) and key(_str_keys(answer)[str(k)]) == key(v) for k, v in expected.items())
-        missing = len(set(map(str, expected)) - set(_str_keys(answer)))
+        given = {str(k): v for k, v in answer.items()}
+        right = sum(str(k) in given and key(given[str(k)]) == key(v) for k, v in expected.items())
+        missing = len(set(map(str, expected)) - set(given))
         size = f"wrong size: {missing} of {len(expected)} keys missing; " if missing else ""
         return False, (right / max(len(expected), 1) if level in ("II", "III") else 0.0), size + "wrong entries"
     if level == "I" and kind(expected) == "number" and _close(answer, expected):
@@ -88,28 +90,25 @@ def _described(value: Any) -> str:
     return f"a {kind(value)}"
 
 
-def _str_keys(value: dict) -> dict[str, Any]:
-    return {str(k): v for k, v in value.items()}
-
-
 def _close(answer: float, expected: float) -> bool:
-    return answer == expected if expected == 0 else abs(answer - expected) <= TOLERANCE * abs(expected)
+    """Within the tolerance, exactly (a huge or infinite answer is not)."""
+    try:
+        a, e = Fraction(answer), Fraction(expected)
+    except (OverflowError, ValueError):
+        return False
+    return a == e if e == 0 else abs(a - e) <= Fraction(TOLERANCE) * abs(e)
 
 
 def ordered_overlap(answer: list, expected: list) -> int:
-    """The longest common subsequence of answer and expected where each answer entry stands for the next
-    unused occurrence of its value in expected (so repeated values count, and order matters): the
-    longest strictly increasing run of those positions."""
+    """The length of the longest common subsequence of answer and expected: the most entries given in
+    the answer's order (Hunt and Szymanski: per answer entry, its value's positions in expected,
+    last first, each extending the longest increasing run it can)."""
     positions: dict[Hashable, list[int]] = defaultdict(list)
     for index, value in enumerate(expected):
         positions[key(value)].append(index)
-    used: dict[Hashable, int] = defaultdict(int)
-    tails: list[int] = []  # tails[k]: the least last position of an increasing run of length k + 1
+    tails: list[int] = []  # tails[k]: the least last position of a common subsequence of length k + 1
     for value in answer:
-        k = key(value)
-        if used[k] < len(positions[k]):
-            position = positions[k][used[k]]
-            used[k] += 1
+        for position in reversed(positions.get(key(value), [])):
             at = bisect_left(tails, position)
             tails[at : at + 1] = [position]
     return len(tails)

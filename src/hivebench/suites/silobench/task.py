@@ -47,6 +47,7 @@ class SiloViews:
     instances: tuple[Instance, ...]
     inbox: Delivered  # delivered at the start of this round (sent in round step - 1)
     store: list[dict[str, Entry]]  # per episode, the store as every agent reads it this round
+    refused: tuple[tuple[int, str], ...]  # (agent, key) of the store writes refused last round (full)
     history: tuple[Delivered, ...]  # every earlier round's messages, as delivered
     message_chars: int
     writes_per_round: int
@@ -110,7 +111,7 @@ class SiloTask:
         history = tuple(self.exchange.delivered)
         return SiloViews(
             self.t, self.rounds, p["protocol"], p["topology"], self.oracle, self.block, self.instances,
-            self.inbox, store, history, p["message_chars"], p["writes_per_round"], self.texts.lengths,
+            self.inbox, store, self.exchange.refusals, history, p["message_chars"], p["writes_per_round"], self.texts.lengths,
         )  # fmt: skip
 
     def step(self, actions: SiloActions) -> None:

@@ -73,7 +73,7 @@ class SiloView:
 
     def reply_schema(self, views: SiloViews, agent: int) -> dict[str, Any]:
         if views.answering:
-            return {"answer": {"description": statement(views.instance(agent))[1]}}
+            return {"answer": {"description": statement(views.instance(agent), views.oracle)[1]}}
         text = {"type": "string"}  # a longer text is cut to the cap and counted, not refused
         if views.protocol == "p2p":
             ids = [str(u % views.block.n) for u in views.block.graphs[agent // views.block.n].neighbours(agent % views.block.n)]
@@ -88,7 +88,7 @@ class SiloView:
         }  # fmt: skip
 
     def system(self, views: SiloViews, agent: int, chars: int) -> str:
-        task, answer = statement(views.instance(agent))
+        task, answer = statement(views.instance(agent), views.oracle)
         if views.oracle:
             return ORACLE.format(task=task, answer=answer, chars=chars)
         n = views.block.n
@@ -119,6 +119,9 @@ class SiloView:
         if views.protocol == "store":
             store = views.store[agent // n]
             lines += ["The store:", *([f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}" for key, e in store.items()] or ["  empty"])]
+            refused = [key for writer, key in views.refused if writer == agent]
+            if refused:
+                lines.append(f"The store was full: it refused your last round's writes of {', '.join(map(repr, refused))}.")
         else:
             lines += ["Messages this round:", *(received_lines(views, views.inbox, agent) or ["  none"])]
         lines += ["Your notes from last round:", notes or "(none yet)", ""]
@@ -155,5 +158,6 @@ class SiloView:
                     receiver.append(v - v % n + int(target) if views.protocol == "p2p" else -1)
                     texts.append(text)
                     keys.append(target)
-        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), text=texts, keys=keys)
+        store = views.protocol == "store"
+        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), text=texts, keys=keys if store else None)
         return SiloActions(outbox=outbox)
