@@ -25,7 +25,7 @@ def scaling_chart(scores: pd.DataFrame, confidence: float) -> alt.FacetChart:
         keys = ["method", "population", "metric"]
         scores = scores.assign(group=group).groupby(["group", *keys], sort=False)[["mean", "lo", "hi"]].mean().reset_index()
         scores = scores.assign(task=scores["group"] + " (mean over its tasks)", n=np.nan)
-        title = f"Scores by population: per task entry, the mean over its tasks of their means and {confidence:.0%} intervals"
+        title = f"Scores by population: per task entry (or suite), the mean over its tasks of their means and {confidence:.0%} intervals"
     methods = list(pd.unique(scores["method"]))
     populations = sorted(int(n) for n in pd.unique(scores["population"]))
     base = alt.Chart().encode(
