@@ -65,7 +65,7 @@ class Holdings:
         n = views.block.n
         for s, store in enumerate(views.store):
             for entry in store.values():
-                if entry.shards is not None:
+                if entry.shards is not None and entry.step == views.step - 1:  # older writes are held already
                     known[s * n : (s + 1) * n] |= entry.shards
         self.held.append(known.sum(axis=1))
         return known
@@ -79,8 +79,8 @@ class Holdings:
     def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
         """Of the shards each agent wants to send, those that fit one message, in owner order."""
         n = views.block.n
-        sizes = np.where(wanted, views.item_chars[np.arange(views.block.agents) // n] + 2, 0)  # an item and its ', '
-        return wanted & (np.cumsum(sizes, axis=1) <= views.message_chars)
+        costs = np.where(wanted, views.item_costs[np.arange(views.block.agents) // n], 0)
+        return wanted & (np.cumsum(costs, axis=1) <= views.message_chars)
 
     def answers(self, views: SiloViews) -> SiloActions:
         """Every agent's answer from the shards it holds (one solve per distinct holding)."""

@@ -86,15 +86,17 @@ class ShardTexts:
     def __init__(self, shards: Sequence[Sequence[Any]]):
         # per episode, per owner: '"owner": shard'
         items = [[f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(episode)] for episode in shards]
-        self.lengths = np.array([[len(item) for item in episode] for episode in items], dtype=np.int64)
+        # (episodes, n): the characters each owner's shard adds to a message, '{' items joined by ', '
+        # '}': the item and its separator (or the braces, for the first); a message of items is their sum
+        self.costs = np.array([[len(item) + 2 for item in episode] for episode in items], dtype=np.int64)
         self.items = [pa.array(episode, pa.string()) for episode in items]
 
     def sizes(self, episode: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Characters of each message i of episode[i] carrying masks[i]: '{' + its items joined by
-        ', ' + '}' (summed over the shards carried, not over every owner)."""
+        """Characters of each message i of episode[i] carrying masks[i] (summed over the shards
+        carried, not over every owner; an empty message is '{}')."""
         rows, owners = np.nonzero(masks)
-        items = np.bincount(rows, weights=self.lengths[episode[rows], owners] + 2, minlength=len(masks))
-        return items.astype(np.int64) + 2 - 2 * (masks.any(axis=1))
+        items = np.bincount(rows, weights=self.costs[episode[rows], owners], minlength=len(masks)).astype(np.int64)
+        return np.where(masks.any(axis=1), items, 2)
 
     def texts(self, episode: int, masks: np.ndarray) -> pa.StringArray:
         """The text of each message carrying masks[i] (joined in Arrow: a block has many)."""

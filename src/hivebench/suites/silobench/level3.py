@@ -49,6 +49,11 @@ def _draw_edges(rng: np.random.Generator, nodes: int, count: int, directed: bool
     return [list(edge) for edge in seen]
 
 
+def _sparse_graph(rng: np.random.Generator, n: int, directed: bool) -> tuple[list, dict]:
+    """16 distinct edges per agent on 8 N nodes (III-24, III-28)."""
+    return deal(_draw_edges(rng, 8 * n, 16 * n, directed), n), {"last_node": 8 * n - 1, "nodes": 8 * n}
+
+
 class GraphComponents(Problem):
     statement = (
         "The agents hold the edges of one undirected graph on nodes 0 ... {last_node}, 20 edges each, as "
@@ -87,7 +92,7 @@ class BfsDistance(Problem):
     answer_format = "an object mapping every node id (as a string) to its distance, e.g. {{\"0\": 0, ...}}"
 
     def generate(self, n, rng):
-        return deal(_draw_edges(rng, 8 * n, 16 * n, directed=False), n), {"last_node": 8 * n - 1, "nodes": 8 * n}
+        return _sparse_graph(rng, n, directed=False)
 
     def solve(self, shards, public):
         neighbours: list[list[int]] = [[] for _ in range(public["nodes"])]
@@ -191,7 +196,7 @@ class PageRankStep(Problem):
     answer_format = "an object mapping every node id (as a string) to its new rank rounded to 6 decimal places (half to even)"
 
     def generate(self, n, rng):
-        return deal(_draw_edges(rng, 8 * n, 16 * n, directed=True), n), {"last_node": 8 * n - 1, "nodes": 8 * n}
+        return _sparse_graph(rng, n, directed=True)
 
     def solve(self, shards, public):
         nodes = public["nodes"]

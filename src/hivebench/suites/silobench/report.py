@@ -38,19 +38,24 @@ def with_levels(episodes: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([episodes, episodes.assign(level="all")], ignore_index=True)
 
 
-def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    """One row per method, protocol, topology, N and level (and "all"); the oracle rows have topology
-    "none". RCC = 1 - success / the same method's oracle success at the same N and level."""
+def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Per group of `keys` (each level and "all"): success, mean S and P pooled over tasks, with
+    intervals, the mean density and tokens per round, and how many episodes."""
     rows = []
     tokens = "output_tokens" in episodes
-    for (method, protocol, topology, rounds, n, level), group in with_levels(episodes).groupby([*SETTING, "population", "level"], sort=False):
-        row = {"method": method, "protocol": protocol, "topology": topology, "rounds": int(rounds), "n": int(n), "level": level}
-        row.update(pooled(group, resamples, confidence, seed))
+    for values, group in with_levels(episodes).groupby(keys, sort=False):
+        row = {**dict(zip(keys, values)), **pooled(group, resamples, confidence, seed)}
         row["density"] = float(group["density"].mean())
         # the paper's cost: output tokens of all agents over the round budget
         row["tokens_per_round"] = float((group["output_tokens"] / group["rounds"].clip(lower=1)).mean()) if tokens else np.nan
         rows.append({**row, "episodes": len(group)})
-    table = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """One row per method, protocol, topology, rounds, N and level (and "all"); the oracle rows have
+    topology "none". RCC = 1 - success / the same method's oracle success at the same N and level."""
+    table = pooled_table(episodes, [*SETTING, "population", "level"], resamples, confidence, seed).rename(columns={"population": "n"})
     oracle = table[table["topology"] == "none"].set_index(["method", "n", "level"])["success"]
     keys = pd.MultiIndex.from_frame(table[["method", "n", "level"]])
     matched = oracle.reindex(keys).to_numpy()
@@ -73,19 +78,27 @@ def percent(mean: float, lo: float, hi: float) -> str:
     return f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
 
 
-def pivot(episodes: pd.DataFrame, by: str, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
-    """Success % and mean S % per setting, one column per level (by="level") or N (by="population"),
-    and over everything."""
+def pivot(cells: pd.DataFrame) -> pd.DataFrame:
+    """Success % (with its interval) and mean S % per setting, one pair of columns per `label`, in
+    the cells' order."""
     rows = []
-    for setting, group in episodes.groupby(SETTING, sort=False):
+    for setting, group in cells.groupby(SETTING, sort=False):
         row = dict(zip(SETTING, setting))
-        for value, part in [("all", group), *group.groupby(by, sort=True)]:
-            p = pooled(part, resamples, confidence, seed)
-            label = value if by == "level" else (value if value == "all" else f"N = {value}")
-            row[f"{label} success"] = percent(p["success"], p["success_lo"], p["success_hi"])
-            row[f"{label} mean S"] = f"{100 * p['exact']:.1f}"
+        for c in group.itertuples():
+            row[f"{c.label} success"] = percent(c.success, c.success_lo, c.success_hi)
+            row[f"{c.label} mean S"] = f"{100 * c.exact:.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def pivots(table: pd.DataFrame, played: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, pd.DataFrame]:
+    """Success by level and by N per setting, over everything first: the cells pooled over N are
+    computed here, those per N are the summary table's (level "all")."""
+    over_n = pooled_table(played, [*SETTING, "level"], resamples, confidence, seed)
+    over_n = over_n.assign(label=pd.Categorical(over_n["level"], ["all", *LEVELS], ordered=True)).sort_values(["label"], kind="stable")
+    per_n = table[(table["topology"] != "none") & (table["level"] == "all")]
+    by_n = pd.concat([over_n[over_n["level"] == "all"], per_n.assign(label="N = " + per_n["n"].astype(str))])
+    return {"levels": pivot(over_n.astype({"label": str})), "populations": pivot(by_n.astype({"label": str}))}
 
 
 def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFrame:
@@ -136,10 +149,10 @@ def render(
     write_tables(table, out, "silobench")
     task_table(episodes).to_csv(out / "silobench_tasks.csv", index=False, float_format="%.6g")
     save_chart(scaling_chart(table, confidence), out, "silobench_scaling")
-    played = episodes[~episodes["oracle"].astype(bool)]
+    ours = pivots(table, episodes[~episodes["oracle"].astype(bool)], resamples, confidence, seed)
     sections = []
     for by, name, title in (("level", "levels", "Success by level"), ("population", "populations", "Success by N")):
-        sections.append(f"<h3>{title}</h3>\n{html_table(beside_paper(pivot(played, by, resamples, confidence, seed), published.get(name), by))}")
+        sections.append(f"<h3>{title}</h3>\n{html_table(beside_paper(ours[name], published.get(name), by))}")
         if name in published:
             sections.append(f"<p>Paper rows: {html.escape(published[name]['provenance'])} (config/anchors.yaml).</p>")
     shown = table.assign(

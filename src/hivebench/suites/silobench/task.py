@@ -51,7 +51,7 @@ class SiloViews:
     history: tuple[Delivered, ...]  # every earlier round's messages, as delivered
     message_chars: int
     writes_per_round: int
-    item_chars: np.ndarray  # (episodes, n): characters of each owner's shard as one item of a message
+    item_costs: np.ndarray  # (episodes, n): characters each owner's shard adds to a message (ShardTexts.costs)
 
     @property
     def horizon(self) -> int:
@@ -111,7 +111,7 @@ class SiloTask:
         history = tuple(self.exchange.delivered)
         return SiloViews(
             self.t, self.rounds, p["protocol"], p["topology"], self.oracle, self.block, self.instances,
-            self.inbox, store, self.exchange.refusals, history, p["message_chars"], p["writes_per_round"], self.texts.lengths,
+            self.inbox, store, self.exchange.refusals, history, p["message_chars"], p["writes_per_round"], self.texts.costs,
         )  # fmt: skip
 
     def step(self, actions: SiloActions) -> None:

@@ -51,12 +51,13 @@ def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[s
 
 def sent_lines(views: SiloViews, outbox: Outbox, agent: int) -> list[str]:
     lines = []
+    texts, keys = outbox.text or [""] * len(outbox), outbox.keys or [""] * len(outbox)
     for i in np.flatnonzero(outbox.sender == agent).tolist():
-        text = (outbox.text or [""] * len(outbox))[i]
+        text = texts[i]
         if views.protocol == "p2p":
             lines.append(f"  to agent {outbox.receiver[i] % views.block.n}: {text}")
         elif views.protocol == "store":
-            lines.append(f"  wrote {(outbox.keys or [''] * len(outbox))[i]!r}: {text}")
+            lines.append(f"  wrote {keys[i]!r}: {text}")
         else:
             lines.append(f"  broadcast: {text}")
     return lines
