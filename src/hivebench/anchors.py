@@ -11,13 +11,19 @@ from typing import Any, Iterator
 
 from hivebench.config import ConfigError, read_yaml
 
-# (suite, task) -> (anchor value, the population it was frozen at, provenance): an anchor is frozen at
-# one population and applies at every population, so a task's normalised score stays comparable as N grows.
-Anchors = dict[tuple[str, str], tuple[float, int, str]]
+
+class Anchors(dict[tuple[str, str], tuple[float, int, str]]):
+    """(suite, task) -> (anchor value, the population it was frozen at, provenance): an anchor is frozen
+    at one population and applies at every population, so a task's normalised score stays comparable
+    as N grows. `source`: the file they were read from."""
+
+    def __init__(self, source: str):
+        super().__init__()
+        self.source = source
 
 
 class AnchorError(KeyError):
-    """A normalised aggregate needs an anchor that config/anchors.yaml does not have."""
+    """A normalised aggregate needs an anchor that the anchors file does not have."""
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -29,10 +35,10 @@ def load_anchors(path: str | Path) -> Anchors:
     provenance: text}, one N per task."""
     data = read_yaml(path)
     if data is None:
-        return {}
+        return Anchors(str(path))
     if not isinstance(data, dict):
         raise ConfigError(str(path), ["the top level must map suites to tasks to populations"])
-    anchors, problems = {}, list(_published_problems(data.get(PUBLISHED)))
+    anchors, problems = Anchors(str(path)), list(_published_problems(data.get(PUBLISHED)))
     for suite, tasks in data.items():
         if suite == PUBLISHED:
             continue
@@ -51,7 +57,7 @@ def load_anchors(path: str | Path) -> Anchors:
                 continue
             for population, entry in populations.items():
                 where = f"{suite}.{task}.{population}"
-                if not isinstance(population, int) or isinstance(population, bool) or population < 1:
+                if not _population(population):
                     problems.append(f"{where}: the population must be a positive integer")
                 elif not isinstance(entry, dict) or set(entry) != {"value", "provenance"}:
                     problems.append(f"{where}: needs value and provenance, and nothing else")
@@ -70,7 +76,10 @@ PUBLISHED = "published"  # the key of published tables, shown beside hivebench's
 
 
 def _published_problems(published: object) -> Iterator[str]:
-    """published -> suite -> table -> {provenance, columns, rows: label -> group -> [values]}."""
+    """published -> suite -> table -> {provenance, columns, rows: label -> group -> [values]}; a
+    suite's `population_tables` have populations (or "overall") as their groups."""
+    from hivebench.registry import SUITE_OBJECTS
+
     if published is None:
         return
     if not isinstance(published, dict):
@@ -86,18 +95,27 @@ def _published_problems(published: object) -> Iterator[str]:
             elif not isinstance(table["columns"], list) or not isinstance(table["rows"], dict):
                 yield f"{where}: columns must be a list and rows a mapping"
             else:
+                by_population = suite in SUITE_OBJECTS and name in SUITE_OBJECTS[suite].population_tables
                 for label, groups in table["rows"].items():
                     if not isinstance(groups, dict) or not all(
                         isinstance(v, list) and len(v) == len(table["columns"]) and all(_number(x) for x in v)
                         for v in groups.values()
                     ):
                         yield f"{where}.rows.{label}: must map column groups to {len(table['columns'])} numbers each"
+                    elif by_population:
+                        for group in groups:
+                            if group != "overall" and not _population(group):
+                                yield f"{where}.rows.{label}: {group!r} is neither a population (a positive integer) nor overall"
 
 
 def load_published(path: str | Path, suite: str) -> dict[str, dict[str, Any]]:
     """A suite's published tables from the anchors file (checked when the config is), by name."""
     data = read_yaml(path)
     return (data or {}).get(PUBLISHED, {}).get(suite, {}) if isinstance(data, dict) else {}
+
+
+def _population(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _number(value: object) -> bool:
@@ -110,11 +128,12 @@ def _positive_number(value: object) -> bool:
     return (isinstance(value, int) or math.isfinite(value)) and value > 0
 
 
-def normalise(raw: float, suite: str, task: str, anchors: Anchors) -> float:
+def normalise(raw: float, suite: str, task: str, anchors: dict[tuple[str, str], tuple[float, int, str]]) -> float:
     """A raw score divided by its task's frozen anchor, at any population; a missing anchor is an
-    error, never a silent 1.0."""
+    error naming the file (Anchors.source), never a silent 1.0."""
     try:
         value, _, _ = anchors[(suite, task)]
     except KeyError:
-        raise AnchorError(f"no anchor for {suite}/{task} in config/anchors.yaml") from None
+        source = getattr(anchors, "source", "the anchors file")  # a plain dict: no file read
+        raise AnchorError(f"no anchor for {suite}/{task} in {source}") from None
     return raw / value

@@ -6,6 +6,7 @@ Used by the Snakefile at parse time and by `hivebench validate`, so it imports n
 
 from __future__ import annotations
 
+import codecs
 import copy
 import math
 import os
@@ -26,6 +27,9 @@ MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
+MAX_JOB_BYTES = 8 * 2**30  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
+# The anchors file of a config that names none: the workbench's own (the workflow's config/anchors.yaml)
+DEFAULT_ANCHORS = Path(__file__).resolve().parents[2] / "config" / "anchors.yaml"
 
 
 class ConfigError(ValueError):
@@ -66,6 +70,9 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), ["not a regular file"])
     try:
         with path.open("rb") as stream:  # bytes: PyYAML reports bad UTF-8 with its position and the file
+            if stream.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # PyYAML would decode it
+                raise ConfigError(str(path), ["not UTF-8: it starts with a UTF-16 (or UTF-32) byte-order mark; save it as UTF-8"])
+            stream.seek(0)
             data = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
         raise ConfigError(str(path), ["file not found"]) from None
@@ -224,7 +231,50 @@ def _mismatch(error: ValidationError) -> int:
     return 2 if named else 1 if error.validator == "type" else 0
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value as an error message echoes it: its start, and its size where it is longer."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value):,} entries" if isinstance(value, (list, dict)) else f"{len(text):,} characters"
+    return f"{text[:limit]}... ({size})"
+
+
+_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string", "array": "a list",
+               "object": "a mapping", "boolean": "true or false", "null": "null"}  # fmt: skip
+
+
+def _expected(schema: dict[str, Any]) -> str:
+    """What a branch of a oneOf takes, in words: `'paper'`, `an integer from 1 to 10000`."""
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(map(repr, schema["enum"]))
+    types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    text = " or ".join(_TYPE_NAMES.get(t, t) for t in types)
+    if "minimum" in schema and "maximum" in schema:
+        return f"{text} from {schema['minimum']} to {schema['maximum']}"
+    return f"{text} of at least {schema['minimum']}" if "minimum" in schema else text
+
+
+def _alternatives(error: ValidationError) -> str | None:
+    """For a string that matches no alternative of a oneOf (`rounds: '3'`, `rounds: papr`): the names
+    expected, then every other alternative; None where the value has some branch's shape."""
+    branches = error.context or []
+    if not branches or not isinstance(error.instance, str) or any(
+        len(e.absolute_path) != len(error.absolute_path) or e.validator not in ("const", "enum", "type") for e in branches
+    ):
+        return None
+    named = " or ".join(_expected(e.schema) for e in branches if e.validator in ("const", "enum"))
+    others = " or ".join(_expected(e.schema) for e in branches if e.validator == "type")
+    expected = f"{named} was expected, or {others}" if named and others else f"{named or others} was expected"
+    return f"{expected} (got {_shown(error.instance)})"
+
+
 def _describe(error: ValidationError) -> str:
+    message = _alternatives(error) if error.validator in ("oneOf", "anyOf") else None
+    if message is not None:
+        return f"{key_path(error.absolute_path)}: {message}"
     # oneOf/anyOf errors say only "is not valid under any of the given schemas": show the closest
     # branch, the one whose errors lie deepest (the value has that branch's shape, e.g. an edge list).
     while error.context:
@@ -240,7 +290,7 @@ def _describe(error: ValidationError) -> str:
         message = f"{value!r} is not an integer" + (f" (write {int(value)})" if value.is_integer() else "")
     elif error.validator in ("pattern", "maxLength") and "description" in error.schema:
         message = f"{message}: {error.schema['description']}"
-    return f"{key_path(error.absolute_path)}: {message}"
+    return f"{key_path(error.absolute_path)}: {message.replace(repr(value), _shown(value))}"
 
 
 def _consequence(error: ValidationError, errors: list[ValidationError]) -> bool:
@@ -334,8 +384,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
-    if "anchors" in config:
-        yield from _anchor_problems(base / config["anchors"], "anchors")
+    yield from _anchor_problems(config, base)
     resolved = {}
     for name, task in config["tasks"].items():
         try:
@@ -384,6 +433,17 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                 for i, n in enumerate(sizes):
                     for problem in hooks.population_problems(params, n):
                         yield f"{where}.populations[{i}]: {problem} (task {task_name!r})"
+            for method_name in study["methods"]:
+                method = config["methods"].get(method_name)
+                if method is None or task_suite(config["tasks"][task_name]["kind"]) not in METHODS[method["kind"]].impls:
+                    continue
+                for problem in hooks.method_problems(params, method["kind"], sizes):
+                    yield f"tasks.{task_name}.{problem} (study {study_name!r}, method {method_name!r})"
+                side_by_side = min(method["seeds_per_job"], _seed_count(study, method_name))  # a job's episodes
+                for n in sizes:
+                    each = hooks.episode_bytes(params, method["kind"], n)
+                    if side_by_side * each > MAX_JOB_BYTES:
+                        yield _job_memory_problem(study_name, task_name, method_name, n, side_by_side, each)
             for n in sizes:
                 steps = hooks.agent_steps(params, n)
                 if steps > MAX_AGENT_STEPS:
@@ -408,6 +468,23 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
             yield from _file_problem(f"methods.{name}.file", base / method["file"])
 
 
+def _job_memory_problem(study: str, task: str, method: str, n: int, side_by_side: int, each: int) -> str:
+    """A job holds its seeds' episodes side by side: fewer seeds per job, or a smaller episode."""
+    held = f"about {side_by_side * each / 2**30:,.1f} GiB, {each / 2**20:,.0f} MiB an episode"
+    limit = f"the limit of a job is {MAX_JOB_BYTES / 2**30:g} GiB"
+    if each > MAX_JOB_BYTES:
+        return f"studies.{study}: task {task!r} at N = {n:,} with method {method!r} holds {held}; {limit}: lower N (or the task's rounds)"
+    return (
+        f"methods.{method}.seeds_per_job: {side_by_side} episodes of task {task!r} at N = {n:,} (study {study!r}) "
+        f"side by side hold {held}; {limit} (seeds_per_job: {MAX_JOB_BYTES // each} fits)"
+    )
+
+
+def _seed_count(study: dict[str, Any], method: str) -> int:
+    seeds = study.get("method_seeds", {}).get(method, study["seeds"])
+    return seeds if isinstance(seeds, int) else len(seeds)
+
+
 # Snakemake refuses a wildcard value that ends in a piece repeated 20 times or more (it takes it for a
 # rule matching its own output forever): a name like that could never run.
 _PERIODIC = re.compile(r"(.+)\1{19,}\Z")
@@ -424,13 +501,31 @@ def _name_problems(config: Config) -> Iterator[str]:
                 )
 
 
-def _anchor_problems(path: Path, where: str) -> Iterator[str]:
+def _anchor_problems(config: Config, base: Path) -> Iterator[str]:
+    """The anchors file (the config's `anchors`, else the workbench's own) is well formed and has an
+    anchor for every task a study normalises by one (scores would stop after the episodes ran)."""
     from hivebench.anchors import load_anchors
+    from hivebench.registry import SUITE_OBJECTS, task_kind, task_suite
 
+    path = base / config["anchors"] if "anchors" in config else DEFAULT_ANCHORS
+    if "anchors" not in config and not path.is_file():
+        return  # an installed package without the workbench's config folder
     try:
-        load_anchors(path)
+        anchors = load_anchors(path)
     except ConfigError as exc:
-        yield from (f"{where}: {path}: {problem}" for problem in exc.problems)
+        yield from (f"anchors: {path}: {problem}" for problem in exc.problems)
+        return
+    missing: dict[tuple[str, str], str] = {}  # (suite, anchored task) -> the first config task needing it
+    for name in dict.fromkeys(t for study in config["studies"].values() for t in study["tasks"]):
+        task = config["tasks"].get(name)
+        suite = SUITE_OBJECTS[task_suite(task["kind"])] if task is not None else None
+        if suite is None or not any(m.normalised_by_anchor for m in suite.metrics):
+            continue
+        key = task_kind(task["kind"]).hooks.anchor_key(name, task)
+        if (suite.anchored is None or key in suite.anchored) and (suite.name, key) not in anchors:
+            missing.setdefault((suite.name, key), name)
+    for (suite_name, key), name in missing.items():
+        yield f"anchors: {path}: has no anchor for {suite_name}/{key}, by which task {name!r} is normalised"
 
 
 def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
@@ -475,7 +570,7 @@ def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict
         per_job = config["methods"][method]["seeds_per_job"]
         seeds = study.get("method_seeds", {}).get(method, study["seeds"])
         blocks += -(-seeds // per_job) if isinstance(seeds, int) else len({s // per_job for s in seeds})
-        cells += seeds if isinstance(seeds, int) else len(seeds)
+        cells += _seed_count(study, method)
     return sizes * blocks, sizes * cells
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
-from hivebench.anchors import normalise
+from hivebench.anchors import Anchors, normalise
 from hivebench.stats import mean_ci
 
 SCORE_KEYS = ["suite", "task", "method", "population"]
@@ -18,7 +18,7 @@ def score_table(
     resamples: int,
     confidence: float,
     seed: int,
-    anchors: dict[tuple[str, str, int], tuple[float, str]],
+    anchors: Anchors,
     interval: str = "percentile",
 ) -> pd.DataFrame:
     """One row per (suite, task, method, population, metric): mean, lo, hi over seeds, the number of

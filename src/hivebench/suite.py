@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 def load(target: str) -> Any:
@@ -56,6 +56,30 @@ class TaskHooks:
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         """Rows of one episode's per-agent table: agents x decision rounds (bounded in config)."""
         raise NotImplementedError
+
+    def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
+        """Why a method of kind `method` cannot run the task at these populations (a classical
+        algorithm's messages over the cap), each starting with the parameter's key."""
+        return iter(())
+
+    def episode_bytes(self, params: dict[str, Any], method: str, n: int) -> int:
+        """About the most memory one episode of n agents under a method of kind `method` holds, where
+        it grows faster than the agent-steps (a job holds its seeds' episodes side by side); 0: not
+        bounded beyond the agent-steps."""
+        return 0
+
+    def anchor_key(self, name: str, params: dict[str, Any]) -> str:
+        """The task as the anchors file names it: the value of its suite's `anchor_column` in the
+        task's episodes (by default the config's task name)."""
+        return name
+
+
+def message_cap_problems(cap: int, sizes: list[int], need: Callable[[int], int], what: str) -> Iterator[str]:
+    """A `message_chars` below what a classical method's messages need at the neediest of `sizes`
+    (`need(n)` characters: `what` at N = n)."""
+    chars, n = max((need(n), n) for n in sizes)
+    if cap < chars:
+        yield f"message_chars: {cap} is below the {chars} characters {what} at N = {n}; raise it to at least {chars}"
 
 
 @dataclass(frozen=True)
@@ -108,3 +132,6 @@ class Suite:
     # others get no normalised score.
     anchor_column: str = "task"
     anchored: tuple[str, ...] | None = None
+    # Published tables (anchors file, `published`) whose column groups are populations N (or
+    # "overall"): the report sorts and labels them as numbers.
+    population_tables: tuple[str, ...] = ()

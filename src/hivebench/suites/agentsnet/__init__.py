@@ -4,9 +4,11 @@ Parse-time part: standard library only."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind
+from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind, message_cap_problems
+from hivebench.suites.agentsnet.names import longest_name
 
 PACKAGE = "hivebench.suites.agentsnet"
 # The smallest graph each family builds: networkx's Watts-Strogatz needs n >= k = 4 (n = 4 is K4),
@@ -24,9 +26,31 @@ class NetHooks(TaskHooks):
             yield f"AgentsNet graphs have at most {LARGEST:,} nodes (the diameter is computed exactly), got {n:,}"
 
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
-        # decisions per agent: R + 1, with R at most 2 * (n - 1) + 1 under the paper's rule
-        rounds = 2 * n - 1 if params["rounds"] == "paper" else params["rounds"]
+        # decisions per agent: R + 1. The paper's R = 2 * diameter + 1 is known once the graph is
+        # built: counted here at its least (R = 3, diameter 1), checked exactly by the episode
+        # (NetTask.reset), so the 10,000 nodes LARGEST allows pass here.
+        rounds = 3 if params["rounds"] == "paper" else params["rounds"]
         return n * (rounds + 1)
+
+    def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
+        if method != "distributed":  # random sends nothing; an LLM's longer messages are cut and counted
+            return
+        problem = params["problem"]
+        what = f"a distributed {problem} message can take"
+        yield from message_cap_problems(params["message_chars"], sizes, partial(classical_message_chars, problem), what)
+
+
+def classical_message_chars(problem: str, n: int) -> int:
+    """The characters of the longest message `distributed` can send on any graph of n nodes, whatever
+    the seed (baselines.py's texts): a colour up to Δ + 1 <= n, a priority below n, a matching signal,
+    or a name (with a bit, for consensus)."""
+    if problem == "coloring":
+        return len(f"settled Group {n}")  # Δ + 1 <= n colours
+    if problem == "vertex_cover":
+        return len(f"undecided {n - 1}")  # priorities 0 .. n - 1
+    if problem == "matching":
+        return len("propose")
+    return longest_name(n) + (len(" 1") if problem == "consensus" else 0)  # flooding: a name (and a bit)
 
 
 SUITE = Suite(

@@ -36,3 +36,16 @@ def name_pool(n: int) -> list[str]:
     """The first max(n, 200) names of the extended list: the pool n names are drawn from."""
     size = max(n, len(NAMES))
     return [NAMES[i % len(NAMES)] + ("" if i < len(NAMES) else str(i // len(NAMES) + 1)) for i in range(size)]
+
+
+def longest_name(n: int) -> int:
+    """The characters of the longest name in `name_pool(n)`: suffixes only grow, so it is in one of
+    the last two passes over the list (the last may hold only its first few names)."""
+    size = max(n, len(NAMES))
+    last = (size - 1) // len(NAMES)
+
+    def longest_in(k: int) -> int:
+        count = min(len(NAMES), size - k * len(NAMES))
+        return max(map(len, NAMES[:count])) + (len(str(k + 1)) if k else 0)
+
+    return max(longest_in(k) for k in {max(last - 1, 0), last})

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import NeighbourMessages, Outbox
+from hivebench.suite import TaskParamError
 from hivebench.suites.agentsnet import problems
 from hivebench.suites.agentsnet.graphs import Block, Instance, instance
 
@@ -88,10 +89,28 @@ class NetTask:
             problems.paper_rounds(self.problem, self.n, g.diameter) if rounds == "paper" else rounds
             for g in self.block.graphs
         ])  # fmt: skip
+        if rounds == "paper":
+            self._check_agent_steps()
         self.agent_rounds = np.repeat(self.rounds, self.n)
         self.medium = NeighbourMessages(self.block.indptr, self.block.indices, self.params["message_chars"], self.rounds - 1)
         self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
         self.t = 0
+
+    def _check_agent_steps(self) -> None:
+        """The paper's R follows the diameter, known only now: the agent-step limit the config check
+        applies to a numeric R (hivebench.config.MAX_AGENT_STEPS), applied here."""
+        from hivebench import config
+
+        longest = int(self.rounds.argmax())
+        steps = self.n * (int(self.rounds[longest]) + 1)
+        if steps > config.MAX_AGENT_STEPS:
+            graph = self.block.graphs[longest]
+            raise TaskParamError(
+                "rounds",
+                f"rounds: paper gives R = {self.rounds[longest]} on a {self.params['family']} graph of {self.n:,} nodes "
+                f"(diameter {graph.diameter}): {steps:,} agent-steps, over the limit of {config.MAX_AGENT_STEPS:,}; "
+                "give rounds as a number",
+            )
 
     @property
     def horizon(self) -> int:

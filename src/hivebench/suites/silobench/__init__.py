@@ -5,12 +5,27 @@ standard library only."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind
-from hivebench.suites.silobench.catalogue import selected
+from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind, message_cap_problems
+from hivebench.suites.silobench.catalogue import BY_ID, selected
+from hivebench.suites.silobench.widest import classical_message_chars
 
 PACKAGE = "hivebench.suites.silobench"
+# The most agents an episode may have. Complete topology: a round can carry N (N - 1) messages, each
+# marking which of the N shards it holds (N^3 bytes: 1.7 GB and 20 s a round at N = 800, p2p).
+# Degree-three ports: every agent tracks every shard's holder (8 N^2 bytes) and the exact diameter
+# is a search from every node. III-30 holds and multiplies two N x N matrices, also as an oracle.
+LARGEST = {"complete": 500, "regular3": 5_000}
+LARGEST_MATRIX = 500
+SHARD_SENDERS = ("distributed", "random")  # the classical methods whose messages carry whole shards
+# Bytes per episode of `distributed` and `random`, rounded up from their peak memory (3.5 N^3 at N = 300
+# on the complete topology, p2p, one round; 155 N^2 at N = 1,500 on regular3, 9 rounds): N^3 for the
+# shard rows of a complete round's deliveries, N^2 for an adjacency and every agent's holdings and per
+# round for the shard rows kept for the record, and the recorded text: every pass of a shard from one
+# agent to another, at the widest shard's characters.
+CUBE_BYTES, SQUARE_BYTES, ROUND_BYTES = 4, 64, 16
 
 
 class SiloHooks(TaskHooks):
@@ -25,12 +40,39 @@ class SiloHooks(TaskHooks):
             yield "topology: the shared store reaches every agent; a topology (regular3) applies to p2p and broadcast"
 
     def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
+        if params["task"] == "III-30" and n > LARGEST_MATRIX:
+            yield f"III-30 multiplies two N x N matrices: at most {LARGEST_MATRIX} agents, got {n:,}"
         if params["oracle"]:
             return
+        topology = params["topology"]
         if n < 2:
             yield f"a Silo-Bench episode needs at least 2 agents, got {n} (single-agent cells: oracle: true)"
-        elif params["topology"] == "regular3" and (n < 4 or n % 2):
+        elif topology == "regular3" and (n < 4 or n % 2):
             yield f"a 3-regular topology needs an even number of agents, at least 4, got {n}"
+        elif n > LARGEST[topology]:
+            yield f"the {topology} topology runs at most {LARGEST[topology]:,} agents, got {n:,} (README, Limits)"
+
+    def episode_bytes(self, params: dict[str, Any], method: str, n: int) -> int:
+        if params["oracle"]:
+            return 0  # one agent (III-30's matrices are bounded by N)
+        if method not in SHARD_SENDERS:
+            return SQUARE_BYTES * n**2
+        protocol, complete, rounds = params["protocol"], params["topology"] == "complete", params["rounds"]
+        # shard passes: each agent's own once (store, a complete broadcast), once to each other agent
+        # (complete p2p), or every shard once to each of at most 3 neighbours (regular3); and no more
+        # text than full messages every round
+        passes = n if protocol == "store" or (complete and protocol == "broadcast") else n * n if complete else 3 * n * n
+        messages = n * (n - 1) if complete and protocol == "p2p" else 3 * n if protocol == "p2p" else n
+        text = min(passes * classical_message_chars(params["task"], n), rounds * messages * params["message_chars"])
+        rows = CUBE_BYTES * n**3 if complete and protocol != "store" else 0
+        return rows + (SQUARE_BYTES + ROUND_BYTES * rounds) * n**2 + text
+
+    def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
+        if params["oracle"] or method not in SHARD_SENDERS:  # local sends nothing; an LLM's text is cut and counted
+            return
+        task = params["task"]
+        what = f"a {method} message needs to carry one whole shard of {task} ({BY_ID[task].name})"
+        yield from message_cap_problems(params["message_chars"], sizes, partial(classical_message_chars, task), what)
 
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return 1 if params["oracle"] else n * (params["rounds"] + 1)
@@ -49,4 +91,5 @@ SUITE = Suite(
     text_view=f"{PACKAGE}.text:SiloView",
     report=f"{PACKAGE}.report:render",
     report_files=("silobench.csv", "silobench.md", "silobench.tex", "silobench_tasks.csv", "silobench_scaling.html", "silobench_scaling.png"),
+    population_tables=("populations",),
 )

@@ -93,7 +93,10 @@ def pivot(cells: pd.DataFrame) -> pd.DataFrame:
 
 def pivots(table: pd.DataFrame, played: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, pd.DataFrame]:
     """Success by level and by N per setting, over everything first: the cells pooled over N are
-    computed here, those per N are the summary table's (level "all")."""
+    computed here, those per N are the summary table's (level "all"). A study of oracle cells only
+    has none."""
+    if played.empty:
+        return dict.fromkeys(("levels", "populations"), pd.DataFrame(columns=SETTING))
     over_n = pooled_table(played, [*SETTING, "level"], resamples, confidence, seed)
     over_n = over_n.assign(label=pd.Categorical(over_n["level"], ["all", *LEVELS], ordered=True)).sort_values(["label"], kind="stable")
     per_n = table[(table["topology"] != "none") & (table["level"] == "all")]

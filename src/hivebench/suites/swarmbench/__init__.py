@@ -49,6 +49,9 @@ class SwarmHooks(TaskHooks):
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return n * (params["rounds"] + 1)
 
+    def anchor_key(self, name: str, params: dict[str, Any]) -> str:
+        return params["task"]  # the episodes' `swarm_task`
+
 
 SUITE = Suite(
     name="swarmbench",

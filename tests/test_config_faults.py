@@ -1,0 +1,324 @@
+"""Configs the fault probe of issue 21 found accepted and then broken or silently wrong: each is now
+refused by validation with the key named (or handled), and what held still holds."""
+
+from __future__ import annotations
+
+import codecs
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, write_config
+from hivebench.anchors import AnchorError, load_anchors, normalise
+from hivebench.cells import digest, expand_blocks
+from hivebench.config import ConfigError, load, validate
+from hivebench.engine.loop import play_block, summary_row
+
+
+def one_task(task: dict[str, Any], method: str, populations: list[int], seeds: int = 1, **study: Any) -> dict[str, Any]:
+    return {
+        "tasks": {"t": task},
+        "methods": {"m": {"kind": method, "seeds_per_job": 100}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": populations, "seeds": seeds, **study}},
+    }
+
+
+def refusal(config: dict[str, Any], tmp_path: Path) -> str:
+    """The message of the ConfigError `config` gets, written to a file and loaded (as `hivebench
+    validate` does)."""
+    path = write_config(tmp_path / "study.yaml", config)
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    message = str(info.value)
+    assert str(path) in message and "Traceback" not in message
+    return message
+
+
+def played(config: dict[str, Any]) -> list[tuple[dict[str, Any], Any]]:
+    """(cell, record) of every cell of a validated config's study `s`."""
+    filled = validate(config, "x.yaml")
+    out = []
+    for block in expand_blocks(filled, "x.yaml")["s"]:
+        cells = list(block.cells())
+        out += list(zip(cells, play_block(cells)))
+    return out
+
+
+# 1. A message cap below what a classical algorithm sends
+
+
+def agentsnet(problem: str, cap: int, family: str = "barabasi_albert") -> dict[str, Any]:
+    return {"kind": "agentsnet", "problem": problem, "family": family, "message_chars": cap, "rounds": 8}
+
+
+def test_an_agentsnet_cap_below_the_distributed_algorithms_messages_is_refused_naming_the_key(tmp_path):
+    message = refusal(one_task(agentsnet("coloring", 1), "distributed", [4]), tmp_path)
+    assert "tasks.t.message_chars: 1 is below the 15 characters" in message
+    assert "at N = 4; raise it to at least 15 (study 's', method 'm')" in message
+    # random sends nothing: any cap will do
+    validate(one_task(agentsnet("coloring", 1), "random", [4]), "x.yaml")
+
+
+AGENTSNET_PROBLEMS = ["coloring", "vertex_cover", "matching", "leader_election", "consensus"]
+
+
+@pytest.mark.parametrize("problem", AGENTSNET_PROBLEMS)
+@pytest.mark.parametrize("n", [4, 12, 230])
+def test_the_agentsnet_minimum_cap_is_what_the_longest_classical_message_can_take(problem, n):
+    """The minimum is from the rules (worst case over seeds): the longest text the algorithm's
+    dictionaries can send at n. One below it is refused; at it, every seed plays, and no message was
+    longer."""
+    from hivebench.suites.agentsnet import classical_message_chars
+    from hivebench.suites.agentsnet.baselines import SIGNALS, _coloring_texts, _independent_set_texts
+    from hivebench.suites.agentsnet.names import name_pool
+
+    longest_name = max(map(len, name_pool(n)))
+    worst = {
+        "coloring": max(map(len, _coloring_texts(n).to_pylist())),  # Δ + 1 colours, at most n
+        "vertex_cover": max(map(len, _independent_set_texts(n).to_pylist())),
+        "matching": max(map(len, SIGNALS.to_pylist())),
+        "leader_election": longest_name,
+        "consensus": longest_name + 2,  # "<name> <bit>"
+    }[problem]
+    minimum = classical_message_chars(problem, n)
+    assert minimum == worst
+    with pytest.raises(ConfigError, match=f"message_chars: {minimum - 1} is below the {minimum} characters"):
+        validate(one_task(agentsnet(problem, minimum - 1), "distributed", [n]), "x.yaml")
+    if n > 12:
+        return  # playing 230 agents adds nothing the smaller ones do not check
+    for cell, record in played(one_task(agentsnet(problem, minimum), "distributed", [n], seeds=6)):
+        assert record.summary["truncated_messages"] == 0
+        sizes = record.tables["messages"]
+        sizes = sizes() if callable(sizes) else sizes
+        assert max(sizes.column("size").to_pylist(), default=0) <= minimum
+
+
+def test_the_longest_name_is_the_longest_in_the_pool():
+    from hivebench.suites.agentsnet.names import longest_name, name_pool
+
+    for n in (1, 9, 10, 200, 201, 209, 210, 1999, 2000, 2001, 2009, 2010, 10000):
+        assert longest_name(n) == max(map(len, name_pool(n))), n
+
+
+def test_a_silobench_cap_that_no_shard_fits_is_refused_for_the_methods_that_send_shards(tmp_path):
+    task = {"kind": "silobench", "task": "I-01", "message_chars": 1, "rounds": 2}
+    for method in ("distributed", "random"):
+        message = refusal(one_task(task, method, [4]), tmp_path)
+        assert "tasks.t.message_chars: 1 is below the" in message and "I-01" in message
+    validate(one_task(task, "local", [4]), "x.yaml")  # sends nothing
+
+
+SILO_SAMPLE = ["I-01", "I-04", "I-07", "II-13", "II-18", "II-20", "III-23", "III-27", "III-29", "III-30"]
+
+
+@pytest.mark.parametrize("task", SILO_SAMPLE)
+def test_the_silobench_minimum_cap_is_a_bound_on_every_shard_and_enough_to_solve(task):
+    """The minimum covers the widest shard the task's rules allow (every generated shard, over seeds
+    and N, fits it), and at that cap `distributed` is exact on the complete topology."""
+    from hivebench.suites.silobench import classical_message_chars
+    from hivebench.suites.silobench.exchange import ShardTexts
+    from hivebench.suites.silobench.instances import instance
+
+    for n in (2, 5, 16):
+        minimum = classical_message_chars(task, n)
+        widest = max(int(ShardTexts([instance(task, n, seed).shards]).costs.max()) for seed in range(20))
+        assert widest <= minimum
+    params = {"kind": "silobench", "task": task, "rounds": 1, "message_chars": classical_message_chars(task, 5)}
+    for cell, record in played(one_task(params, "distributed", [5], seeds=3)):
+        assert record.summary["success"] == 1.0, (cell["seed"], record.summary)
+    with pytest.raises(ConfigError, match="message_chars"):
+        validate(one_task({**params, "message_chars": params["message_chars"] - 1}, "distributed", [5]), "x.yaml")
+
+
+def test_every_silobench_task_has_a_minimum_cap():
+    from hivebench.suites.silobench import classical_message_chars
+    from hivebench.suites.silobench.catalogue import TASKS
+    from hivebench.suites.silobench.exchange import ShardTexts
+    from hivebench.suites.silobench.instances import instance
+
+    for entry in TASKS:
+        for n in (2, 7):
+            widest = max(int(ShardTexts([instance(entry.id, n, seed).shards]).costs.max()) for seed in range(5))
+            assert widest <= classical_message_chars(entry.id, n), entry.id
+
+
+# 2. and 4. The anchors file
+
+
+def swarm_study(anchors: str | None) -> dict[str, Any]:
+    config = one_task({"kind": "swarmbench", "task": "pursuit", "rounds": 5}, "random", [8])
+    if anchors is not None:
+        config["anchors"] = anchors
+    return config
+
+
+def test_an_anchors_file_without_an_anchored_task_is_refused_naming_that_file(tmp_path):
+    (tmp_path / "mine.yaml").write_text("swarmbench:\n  foraging:\n    8: {value: 3.8, provenance: x}\n")
+    message = refusal(swarm_study("mine.yaml"), tmp_path)
+    assert f"anchors: {tmp_path / 'mine.yaml'}: has no anchor for swarmbench/pursuit" in message
+    assert "config/anchors.yaml" not in message
+    (tmp_path / "mine.yaml").write_text("")
+    assert "has no anchor for swarmbench/pursuit" in refusal(swarm_study("mine.yaml"), tmp_path)
+    validate(swarm_study(None), str(REPO / "config" / "x.yaml"))  # the workbench's own file has it
+
+
+def test_a_missing_anchor_at_score_time_names_the_file_it_was_read_from(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("swarmbench:\n  foraging:\n    8: {value: 3.8, provenance: x}\n")
+    with pytest.raises(AnchorError) as info:
+        normalise(1.0, "swarmbench", "pursuit", load_anchors(path))
+    assert str(path) in str(info.value) and "config/anchors.yaml" not in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["'N = 2'", "2.5", "true", "0"])
+def test_a_published_population_that_is_not_a_positive_integer_is_refused(tmp_path, key):
+    published = (
+        "published:\n  silobench:\n    populations:\n      provenance: p\n      columns: [success]\n"
+        f"      rows:\n        Model: {{{key}: [61.2], 5: [48.5]}}\n"
+    )
+    (tmp_path / "mine.yaml").write_text("swarmbench:\n  pursuit:\n    8: {value: 6.2, provenance: x}\n" + published)
+    message = refusal(swarm_study("mine.yaml"), tmp_path)
+    assert f"anchors: {tmp_path / 'mine.yaml'}: published.silobench.populations.rows.Model:" in message
+    assert "population" in message
+
+
+# 3. A Silo-Bench study of oracle cells only
+
+
+def test_a_silobench_report_of_oracle_cells_only(tmp_path):
+    from hivebench.suites.silobench.report import render
+
+    config = one_task({"kind": "silobench", "task": ["I-01", "II-13"], "oracle": True}, "distributed", [4], seeds=2)
+    config["studies"]["s"]["tasks"] = ["t"]
+    rows = [summary_row(cell, digest(cell), record.summary) for cell, record in played(config)]
+    episodes = pd.DataFrame(rows)
+    html = render(episodes, tmp_path, "silobench/", 200, 0.95, 0, {}, {})
+    assert "4 episodes" in html
+    table = pd.read_csv(tmp_path / "silobench.csv")
+    assert set(table["topology"]) == {"none"} and table["success"].tolist() == [1.0] * len(table)
+
+
+# 5. What a job allocates and computes, per topology
+
+
+@pytest.mark.parametrize(
+    ("topology", "n", "message"),
+    [
+        ("complete", 20000, "the complete topology runs at most 500 agents"),
+        ("regular3", 20000, "the regular3 topology runs at most 5,000 agents"),
+    ],
+)
+def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, message):
+    task = {"kind": "silobench", "task": "I-01", "topology": topology, "rounds": 1}
+    text = refusal(one_task(task, "distributed", [8, n]), tmp_path)
+    assert f"studies.s.populations[1]: {message}" in text and "(task 't')" in text
+
+
+def test_silobench_limits_accept_what_they_allow():
+    validate(one_task({"kind": "silobench", "task": "I-01", "rounds": 1}, "distributed", [500]), "x.yaml")
+    validate(one_task({"kind": "silobench", "task": "I-01", "topology": "regular3", "rounds": 1}, "distributed", [5000]), "x.yaml")
+
+
+def test_a_silobench_job_is_bounded_by_the_episodes_it_holds_side_by_side(tmp_path):
+    task = {"kind": "silobench", "task": "I-01", "rounds": 1}
+    config = one_task(task, "distributed", [8, 500], seeds=100)
+    message = refusal(config, tmp_path)
+    assert "methods.m.seeds_per_job: 100 episodes of task 't' at N = 500 (study 's') side by side hold about" in message
+    fits = int(message.split("the limit of a job is 8 GiB (seeds_per_job: ")[1].split(" fits)")[0])
+    assert 1 < fits < 100 and "N = 8 " not in message
+    config["methods"]["m"]["seeds_per_job"] = fits + 1
+    assert f"{fits + 1} episodes of task 't' at N = 500" in refusal(config, tmp_path)
+    config["methods"]["m"]["seeds_per_job"] = fits
+    validate(config, "x.yaml")
+    validate(one_task(task, "local", [500], seeds=100), "x.yaml")  # sends nothing: N^2 per episode
+    flood = one_task({**task, "topology": "regular3", "rounds": 100}, "distributed", [4000])
+    assert "studies.s: task 't' at N = 4,000 with method 'm' holds about" in refusal(flood, tmp_path)
+
+
+def test_the_silobench_memory_estimate_bounds_a_real_job():
+    """The episode estimate is above what a job of two episodes really takes (peak memory over that
+    of the same process before the job), on each topology (a flood keeps each round's messages)."""
+    from hivebench.suites.silobench import SiloHooks
+
+    script = (
+        "import resource, sys; sys.path.insert(0, 'tests'); from test_config_faults import one_task, played; "
+        "task = {'kind': 'silobench', 'task': 'I-01', 'rounds': int(sys.argv[3]), 'topology': sys.argv[1]}; "
+        "played(one_task(task, 'distributed', [4])); "  # every module imported first
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
+        "played(one_task(task, 'distributed', [int(sys.argv[2])], seeds=2)); "
+        "print(1024 * (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before))"
+    )
+    for topology, n, rounds in (("complete", 300, 1), ("regular3", 800, 9)):
+        command = [sys.executable, "-c", script, topology, str(n), str(rounds)]
+        used = int(subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True).stdout)
+        params = {"task": "I-01", "oracle": False, "topology": topology, "protocol": "p2p", "rounds": rounds, "message_chars": 16000}
+        assert used < 2 * SiloHooks().episode_bytes(params, "distributed", n), (topology, used)
+
+
+def test_matrix_multiply_is_bounded_whatever_the_topology_also_as_an_oracle(tmp_path):
+    task = {"kind": "silobench", "task": "III-30", "oracle": True}
+    assert "III-30" in refusal(one_task(task, "distributed", [501]), tmp_path)
+    validate(one_task(task, "distributed", [500]), "x.yaml")
+
+
+def test_agentsnet_paper_rounds_accept_the_10000_nodes_the_readme_allows(tmp_path):
+    task = {"kind": "agentsnet", "problem": "consensus", "family": "delaunay"}
+    validate(one_task(task, "random", [2237, 10000]), "x.yaml")
+    assert "AgentsNet graphs have at most 10,000 nodes" in refusal(one_task(task, "random", [10001]), tmp_path)
+
+
+def test_agentsnet_paper_rounds_over_the_agent_steps_limit_stop_with_the_key_named(monkeypatch):
+    """The diameter is known once the graph is built: an episode whose paper R would pass the
+    agent-step limit stops there, naming `rounds` (a limit lowered to reach it on a small graph)."""
+    from hivebench import config as config_module
+    from hivebench.suite import TaskParamError
+    from hivebench.suites.agentsnet.task import NetTask
+
+    monkeypatch.setattr(config_module, "MAX_AGENT_STEPS", 100)
+    task = NetTask({"problem": "consensus", "family": "delaunay", "rounds": "paper", "message_chars": 1000, "instances": None}, 30)
+    with pytest.raises(TaskParamError, match="agent-steps") as info:
+        task.reset([0])
+    assert info.value.key == "rounds"
+
+
+# 6. Smaller
+
+
+def test_a_utf16_config_is_refused_naming_the_file(config, tmp_path):
+    path = tmp_path / "utf16.yaml"
+    path.write_bytes(codecs.BOM_UTF16_LE + yaml.safe_dump(config).encode("utf-16-le"))
+    with pytest.raises(ConfigError, match="UTF-16") as info:
+        load(path)
+    assert str(path) in str(info.value) and "UTF-8" in str(info.value)
+
+
+def test_a_string_where_a_name_or_an_integer_is_allowed_is_told_both(tmp_path):
+    task = {"kind": "agentsnet", "problem": "coloring", "family": "delaunay", "rounds": "3"}
+    message = refusal(one_task(task, "random", [8]), tmp_path)
+    assert "tasks.t.rounds: 'paper' was expected, or an integer from 1 to 10000 (got '3')" in message
+
+
+def test_long_values_are_shortened_in_error_messages(config, tmp_path):
+    config["studies"]["tiny"]["populations"] = list(range(3, 1004))
+    message = refusal(config, tmp_path)
+    assert "studies.tiny.populations:" in message and "is too long" in message
+    assert "(1,001 entries)" in message and len(message) < 400
+
+
+def test_what_held_still_holds_refused_with_the_key_and_no_traceback(tmp_path):
+    """A sample of the probe's refused mutations of the three newer suites: each still names its key."""
+    cases = [
+        (one_task({"kind": "agentsnet", "problem": "colouring", "family": "delaunay"}, "random", [8]), "tasks.t.problem"),
+        (one_task({"kind": "agentsnet", "problem": "coloring", "family": "delaunay", "message_chars": 0}, "random", [8]), "tasks.t.message_chars"),
+        (one_task({"kind": "silobench", "task": "IV-31"}, "distributed", [4]), "tasks.t.task"),
+        (one_task({"kind": "silobench", "task": "I-01", "topology": "regular3"}, "distributed", [5]), "studies.s.populations[0]"),
+        (one_task({"kind": "silobench", "task": "I-01", "rounds": 0}, "distributed", [4]), "tasks.t.rounds"),
+        (one_task({"kind": "swarmbench", "task": "pursuit", "view": 4}, "random", [8]), "tasks.t.view"),
+    ]
+    for config, key in cases:
+        assert f"{key}:" in refusal(config, tmp_path)
