@@ -29,8 +29,8 @@ localrules:
     report,
 
 
-# Every block summary is a target too: one that is missing (damage found, a file deleted by hand) is
-# redone even where the reports are up to date, and everything after it follows.
+# Every block summary is a target too: one that is missing (a file deleted by hand) is redone even
+# where the reports are up to date, and everything after it follows (as after damage: rules/common.smk).
 rule all:
     default_target: True
     input:

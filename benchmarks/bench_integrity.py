@@ -3,7 +3,8 @@
 The cells are run in-process, then each check is timed against the baseline every Snakemake run
 already pays: a dry run (`snakemake -n`: reading the workflow, building the DAG of 1,000 jobs) of the
 finished study, which includes the quick check.
-1. the quick check the workflow makes on every run (Block.damage: file times and framing bytes);
+1. the quick check the workflow makes on every run (study_damage: file times, framing bytes, each
+   cell's hash in its footer, the jobs' records);
 2. `hivebench status` (the quick check plus each cell's footer);
 3. `hivebench verify` (every cell and summary read back in full, page checksums checked).
 Usage: python benchmarks/bench_integrity.py [--seeds 500]
@@ -22,10 +23,11 @@ from pathlib import Path
 import yaml
 from bench_scale import REPO, study
 
-from hivebench.cells import all_blocks, rerun_damaged
+from hivebench.cells import all_blocks, job_cells, study_damage
 from hivebench.config import validate
 from hivebench.engine.loop import run_block
 from hivebench.status import status
+from hivebench.store import write_json
 from hivebench.verify import deep_damage
 
 
@@ -47,13 +49,15 @@ def main() -> None:
         blocks = all_blocks(config, Path("."))
         cells = sum(len(b.seeds) for b in blocks["scale"])
         run_time = timed(lambda: [run_block(b.spec(), b.summary_path) for b in blocks["scale"]])
+        for b in blocks["scale"]:  # the record each job writes as it ends, which the quick check reads
+            write_json({"state": "done", **job_cells(b.spec())}, b.record_path)
         print(f"{cells:,} cells in {len(blocks['scale'])} blocks, run in-process in {run_time:.1f} s")
         Path("config.yaml").write_text(yaml.safe_dump(config))
         command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "-n"]
         dry = timed(lambda: subprocess.run(command, capture_output=True, check=True))
-        quick = timed(lambda: list(rerun_damaged(blocks["scale"])))
+        quick = timed(lambda: study_damage("scale", blocks["scale"]))
         report = timed(lambda: status(blocks, {}))
-        deep = timed(lambda: list(rerun_damaged(blocks["scale"], deep_damage)))
+        deep = timed(lambda: [deep_damage(block) for block in blocks["scale"]])
         print(f"  baseline, snakemake -n of the finished study: {dry:.2f} s")
         for name, seconds in (("quick check on every run", quick), ("hivebench status", report), ("hivebench verify", deep)):
             print(f"  {name}: {seconds:.2f} s ({seconds / cells * 1e6:.1f} us per cell), {seconds / dry:.2f}x the baseline")

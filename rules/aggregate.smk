@@ -24,7 +24,7 @@ rule scores:
         episodes=EPISODES_TABLE,
         anchors=ANCHORS,
     output:
-        "results/{study}/scores.parquet",
+        SCORES_TABLE,
     params:
         **BOOTSTRAP_PARAMS,
     conda:
@@ -40,7 +40,7 @@ rule contrasts:
     input:
         EPISODES_TABLE,
     output:
-        "results/{study}/contrasts.parquet",
+        CONTRASTS_TABLE,
     params:
         spec=contrast_spec,
         **BOOTSTRAP_PARAMS,

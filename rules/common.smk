@@ -8,7 +8,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, EPISODES_TABLE, canonical_json, expand_blocks, rerun_damaged
+from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, canonical_json, expand_blocks, study_damage
 from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.estimate import block_memory_mb
 from hivebench.models.builtin import BUILTIN, folder
@@ -44,14 +44,33 @@ except ConfigError as exc:
 STUDIES = list(BLOCKS)
 BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for block in blocks}
 
-# A finished block whose files cannot be trusted (a cell missing, changed after its job, or not a
-# whole Parquet file) reruns: its summary is removed here, and its job redoes exactly those cells.
-# `hivebench status` judges with the same Block.damage. Only where Snakemake plans the jobs: cluster
-# jobs read this file again.
+# A finished block whose files cannot be trusted (a cell missing, changed after its job, not a whole
+# Parquet file, holding another cell, or found damaged by `hivebench verify`) reruns, and so does a
+# study table that is not whole: their jobs are forced, as `--forcerun` would, and nothing is removed
+# here (a dry run changes nothing). The block's job redoes exactly the damaged cells. `hivebench
+# status` judges with the same study_damage. Only where Snakemake plans the jobs: cluster jobs read
+# this file again.
+def force_jobs(outputs):
+    """Have Snakemake run the jobs of `outputs` whatever their files' times. Its DAG (with its set of
+    forced files) is made only after this file is read, so they are added when it is built: while it
+    is read, `workflow.dag_settings` (--forcerun) is not set yet (Snakemake 9's DAGApi sets it after).
+    tests/test_damage_faults.py checks it in a dry run, a run, and under profiles/default."""
+    build = workflow._build_dag
+
+    def build_forced():
+        workflow.dag.forcefiles.update(outputs)
+        build()
+
+    workflow._build_dag = build_forced
+
+
 if workflow.is_main_process:
-    for block, damage in rerun_damaged(BLOCK_BY_SUMMARY.values()):
+    DAMAGED = {output: damage for study, blocks in BLOCKS.items() for output, damage in study_damage(study, blocks).items()}
+    for output, damage in DAMAGED.items():
         for path, problem in damage.items():
-            logger.warning(f"hivebench: {path}: {problem}; job {block.summary_path} reruns")
+            logger.warning(f"hivebench: {path}: {problem}; the job of {output} reruns")
+    if DAMAGED:
+        force_jobs(DAMAGED)
 
 # Shell commands find the `hivebench` of the environment running Snakemake, which imported it above.
 shell.prefix(f"PATH={shlex.quote(str(Path(sys.executable).parent))}:\"$PATH\"; ")

@@ -3,6 +3,7 @@ job records for `hivebench status`, and errors on unwritable paths."""
 
 from __future__ import annotations
 
+import base64
 import errno
 import json
 import os
@@ -16,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import read_only
-from hivebench.cells import all_blocks, canonical_json, cell_path, rerun_damaged
+from hivebench.cells import Block, all_blocks, canonical_json, cell_path, job_cells, side_path, study_damage
 from hivebench.config import validate
 from hivebench.engine.loop import run_block
 from hivebench.status import lock_note, status
-from hivebench.store import temp_files, write_atomic
+from hivebench.store import CELL_KEY, HASH_KEY, SEAL_KEY, SUMMARY_KEY, sealed, temp_files, write_atomic, write_json
 from hivebench.verify import deep_damage
 
 
@@ -130,7 +131,7 @@ def test_damage_is_judged_from_times_and_framing(blocks):
     }
     keep_time(Path(block.summary_path), lambda p: p.write_bytes(b"PAR1 but cut"))
     assert block.damage()[block.summary_path] == "not a whole Parquet file"
-    assert [b for b, _ in rerun_damaged(blocks)] == [block] and not Path(block.summary_path).exists()
+    assert list(study_damage("tiny", blocks)) == [block.summary_path] and Path(block.summary_path).exists()
     assert run(block) == 3  # the damaged cells; the touched one reads back whole with its hash and is kept
     assert block.damage() == {}
 
@@ -149,8 +150,7 @@ def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
 
     keep_time(cell, flip)
     assert block.damage() == {} and pq.read_schema(cell).metadata  # invisible to the quick check
-    assert deep_damage(block) == {str(cell): "does not read back whole, or holds another cell"}
-    assert [b for b, _ in rerun_damaged(blocks, deep_damage)] == [block]
+    assert deep_damage(block) == {str(cell): "does not read back whole"}
     assert run(block) == 1 and deep_damage(block) == {}
 
 
@@ -159,7 +159,7 @@ def test_a_cell_file_of_another_cell_is_redone(blocks):
     run(block)
     first, second = (Path(cell_path(cell)) for cell in list(block.cells())[:2])
     keep_time(second, lambda p: p.write_bytes(first.read_bytes()))
-    assert str(second) in deep_damage(block)
+    assert deep_damage(block) == {str(second): "holds another cell (not its hash), or no summary"}
 
 
 def test_status_says_when_a_killed_run_left_the_directory_locked(tmp_path, monkeypatch):
@@ -185,3 +185,91 @@ def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_pat
     assert grown.damage() == {cell_path(next(grown.cells())): "missing"}
     rows = status({"tiny": [grown]}, {}).rows[0]
     assert (rows["done"], rows["damaged"], rows["pending"]) == (2, 1, 2)
+
+
+def change_summary(path: Path, copy: str = "arrow") -> None:
+    """Change one digit of the summary in a cell file's footer: in the serialised Arrow schema (the
+    copy pyarrow's table readers give), in Parquet's key-value copy beside it (the one
+    `pq.ParquetFile(...).read()` gives), or in both (the file written again, its seal kept). Page
+    checksums cover none of them."""
+    if copy == "both":
+        table = pq.read_table(path)
+        summary = json.loads(table.schema.metadata[SUMMARY_KEY])
+        summary["proximity"] += 1
+        table = table.replace_schema_metadata({**table.schema.metadata, SUMMARY_KEY: json.dumps(summary).encode()})
+        pq.write_table(table, path, write_page_checksum=True)
+        return
+    data = path.read_bytes()
+    at, text = 0, data
+    if copy == "arrow":
+        text = pq.ParquetFile(path).metadata.metadata[b"ARROW:schema"]
+        at = data.index(text)
+        text = base64.b64decode(text)
+    changed = bytearray(text)
+    digit = changed.index(b'"proximity": ') + len(b'"proximity": ')
+    changed[digit] = ord("1") if changed[digit] != ord("1") else ord("2")
+    changed = base64.b64encode(changed) if copy == "arrow" else changed  # as long as before
+    path.write_bytes(data[:at] + changed + data[at + len(changed) :])
+
+
+@pytest.mark.parametrize(
+    "copy,problem",
+    [("arrow", "its footer's two copies of its metadata differ"),
+     ("parquet", "its footer's two copies of its metadata differ"),
+     ("both", "its metadata (cell, summary, side-table hashes) does not match its seal")],
+)  # fmt: skip
+def test_a_changed_summary_in_a_footer_is_found_and_its_cell_redone(blocks, copy, problem):
+    block = blocks[0]
+    run(block)
+    cell = Path(cell_path(next(block.cells())))
+    right = pq.read_table(block.summary_path).column("proximity")[0].as_py()
+    keep_time(cell, lambda p: change_summary(p, copy))
+    assert block.damage() == {}  # file times and framing intact
+    assert deep_damage(block) == {str(cell): problem}
+    assert run(block) == 1  # not kept
+    assert pq.read_table(block.summary_path).column("proximity")[0].as_py() == right and deep_damage(block) == {}
+
+
+def test_a_cell_file_written_before_seals_is_kept(blocks):
+    block = blocks[0]
+    run(block)
+    cell = Path(cell_path(next(block.cells())))
+    table = pq.read_table(cell)
+    unsealed = {k: v for k, v in table.schema.metadata.items() if k != SEAL_KEY}
+    keep_time(cell, lambda p: pq.write_table(table.replace_schema_metadata(unsealed), p, write_page_checksum=True))
+    assert deep_damage(block) == {} and run(block) == 0
+
+
+def test_the_seal_covers_every_hivebench_key():
+    metadata = {CELL_KEY: b"{}", HASH_KEY: b"abc", SUMMARY_KEY: b'{"x": 1}', b"other": b"not covered"}
+    seal = sealed(metadata)[SEAL_KEY]
+    assert sealed({**metadata, b"other": b"changed"})[SEAL_KEY] == seal
+    assert sealed({**metadata, SUMMARY_KEY: b'{"x": 2}'})[SEAL_KEY] != seal
+    renamed = {(b"hivebench.summarY" if k == SUMMARY_KEY else k): v for k, v in metadata.items()}
+    assert sealed(renamed)[SEAL_KEY] != seal
+    assert sealed({k: v for k, v in metadata.items() if k != HASH_KEY})[SEAL_KEY] != seal
+
+
+def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_recorded_its_cells(blocks):
+    block = blocks[0]
+    run(block)
+    first, second = (Path(cell_path(cell)) for cell in list(block.cells())[:2])
+    keep_time(second, lambda p: p.write_bytes(first.read_bytes()))
+    assert block.damage() == {}  # no record: the quick check cannot tell it from a cell the config changed
+    write_json({"state": "done", **job_cells(block.spec())}, block.record_path)
+    assert block.damage() == {str(second): "holds another cell (its footer lacks the cell's hash)"}
+    stale = Block({**block.shared, "population": 4}, block.seeds, block.first, block.last)
+    assert stale.summary_path != block.summary_path  # (a parameter change keeps the path; the spec differs)
+    changed = Block({**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last)
+    assert changed.summary_path == block.summary_path and changed.damage() == {}  # stale cells: pending, not damage
+
+
+def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
+    from test_agentsnet import study as agentsnet_study
+
+    monkeypatch.chdir(tmp_path)
+    block = agentsnet_study(rounds=2, populations=[8], seeds=2)[0]
+    run(block)
+    first, second = (cell_path(cell) for cell in block.cells())
+    keep_time(Path(side_path(first, "messages")), lambda p: p.write_bytes(Path(side_path(second, "messages")).read_bytes()))
+    assert deep_damage(block) == {side_path(first, "messages"): "is not the side table its cell file was written with"}

@@ -12,6 +12,7 @@ from hivebench.cells import all_blocks, cell_path
 from hivebench.config import validate
 from hivebench.engine.loop import run_block
 from hivebench.status import status, table
+from hivebench.verify import deep_damage, record_block_damage
 
 
 def write_record(block, **record):
@@ -52,3 +53,25 @@ def test_tables_for_people_and_for_scripts(config, tmp_path, monkeypatch):
                                  "llm_calls", "input_tokens", "output_tokens", "cost_usd"]  # fmt: skip
     assert len({len(line) for line in people}) == 1  # aligned
     assert table(rows, "tsv").splitlines()[1].split("\t") == ["tiny", "random", "20", "0", "0", "0", "0", "20", "0", "0", "0", "0.0000"]
+
+
+def test_status_counts_what_verify_recorded_and_names_a_study_table_that_is_not_whole(config, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    blocks = all_blocks(validate(config, "test"), tmp_path)
+    block = blocks["tiny"][0]
+    run_block(block.spec(), block.summary_path)
+    cell = Path(cell_path(next(block.cells())))
+    before = cell.stat()
+    cell.write_bytes(cell.read_bytes().replace(b'"steps": 15', b'"steps": 16'))  # Parquet's copy of the summary
+    os.utime(cell, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert status(blocks, {}).rows[0]["done"] == 5  # times and framing intact
+    record_block_damage(block, deep_damage(block))
+    report = status(blocks, {})
+    assert (report.rows[0]["done"], report.rows[0]["damaged"]) == (4, 1)
+    assert report.problems == [f"{cell}: its footer's two copies of its metadata differ (the next snakemake run redoes it)"]
+    table = Path("results/tiny/episodes.parquet")
+    table.parent.mkdir(parents=True)
+    table.write_bytes(b"PAR1 cut")
+    assert f"{table}: not a whole Parquet file (the next snakemake run redoes it)" in status(blocks, {}).problems
+    run_block(block.spec(), block.summary_path)  # the rerun writes a new summary: the record no longer applies
+    assert status(blocks, {}).rows[0]["damaged"] == 0

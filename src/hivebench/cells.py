@@ -16,7 +16,7 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from hivebench.config import Config, ConfigError, resolved_task_params, task_sizes
 from hivebench.registry import METHODS, TASK_KINDS, task_kind, task_suite
@@ -32,6 +32,11 @@ BLOCK_LOG = "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parq
 BLOCK_RECORD = BLOCK_LOG.removesuffix(".log") + ".job.json"
 CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
 EPISODES_TABLE = "results/{study}/episodes.parquet"  # a study's episodes, collected from its block summaries
+SCORES_TABLE = "results/{study}/scores.parquet"
+CONTRASTS_TABLE = "results/{study}/contrasts.parquet"
+STUDY_TABLES = (EPISODES_TABLE, SCORES_TABLE, CONTRASTS_TABLE)
+# Damage `hivebench verify` found in a study's tables (a block's goes into its job record).
+TABLES_RECORD = "logs/collect/{study}.damage.json"
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
 # scheduler resource a job holds (no effect on results).
 METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots", "resources")
@@ -76,39 +81,55 @@ class Block:
     def cells(self) -> Iterator[dict[str, Any]]:
         return (make_cell(self.shared, seed) for seed in self.seeds)
 
+    def record(self) -> dict[str, Any]:
+        """The record of this block's last job run ({} when none or unreadable)."""
+        try:
+            record = json.loads(Path(self.record_path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
     def damage(self) -> dict[str, str]:
         """What cannot be trusted of this block's finished output, as {path: what is wrong}: a cell
-        file missing, changed after the job wrote the block summary, or not a whole Parquet file, or
-        such a summary. Judged from file times and Parquet's framing bytes (no file is parsed), so
-        Snakemake can ask it on every run; {} for a block that has not run (no summary)."""
+        file missing, changed after the job wrote the block summary, not a whole Parquet file, or
+        holding another cell (its footer lacks the hash the job wrote), such a summary, and damage
+        `hivebench verify` recorded since the summary was written. Judged from file times, Parquet's
+        framing bytes and footers read as bytes (no file is parsed), so Snakemake can ask it on every
+        run; {} for a block that has not run (no summary)."""
         try:
             written = os.stat(self.summary_path).st_mtime_ns
         except OSError:  # not there (or its folder is not a folder): the job has not finished
             return {}
-        found = {self.summary_path: "not a whole Parquet file"} if not parquet_framed(self.summary_path) else {}
-        ran = self._seeds_run()
+        record = self.record()
+        verified = record.get("damage")  # found by `hivebench verify` in this very summary's output
+        found = dict(verified) if isinstance(verified, dict) and record.get("damage_summary_mtime_ns") == written else {}
+        if self.summary_path not in found and not parquet_framed(self.summary_path):
+            found[self.summary_path] = NOT_WHOLE
+        done = record.get("state") == "done"
+        ran = set(record.get("seeds") or ()) if done else None
+        # The hashes the job wrote, if it ran exactly these cells (else the config changed since: the
+        # params changed, and the stale cells are not damage).
+        hashes: dict[int, str] = {}
+        if done and record.get("spec") == digest(self.spec()):
+            hashes = dict(zip(record.get("seeds") or (), record.get("hashes") or ()))
         for cell in self.cells():
-            for path in cell_files(cell):
-                try:
-                    changed = os.stat(path).st_mtime_ns > written
-                except OSError:
-                    if ran is None or cell["seed"] in ran:  # not a seed the config has just added
-                        found[path] = "missing"
+            for index, path in enumerate(cell_files(cell)):
+                if path in found:
                     continue
-                if changed:
-                    found[path] = "changed after its job finished"
-                elif not parquet_framed(path):
-                    found[path] = "not a whole Parquet file"
+                # the cell's own file (first) holds its hash; side tables do not
+                problem = parquet_problem(path, hashes.get(cell["seed"]) if index == 0 else None, written)
+                if problem == MISSING and ran is not None and cell["seed"] not in ran:
+                    continue  # a seed the config has just added
+                if problem:
+                    found[path] = problem
         return found
 
 
-    def _seeds_run(self) -> set[int] | None:
-        """The seeds of the job run that wrote the summary, from its record (None when unknown)."""
-        try:
-            record = json.loads(Path(self.record_path).read_text(encoding="utf-8"))
-            return set(record["seeds"]) if record.get("state") == "done" else None
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+def job_cells(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a job's record keeps of the cells it ran: the spec's hash, and each seed's cell hash
+    (`Block.damage` checks each cell file holds its own)."""
+    shared, seeds = split_spec(spec)
+    return {"seeds": seeds, "spec": digest(spec), "hashes": [digest(make_cell(shared, seed)) for seed in seeds]}
 
 
 # A job's cells travel on its command line (Snakemake runs `bash -c "<command>"`), and Linux takes at
@@ -141,32 +162,76 @@ def oversized_jobs(blocks: dict[str, list[Block]]) -> Iterator[str]:
             )
 
 
-def rerun_damaged(
-    blocks: Iterable[Block], damage_of: Callable[[Block], dict[str, str]] = Block.damage
-) -> Iterator[tuple[Block, dict[str, str]]]:
-    """Remove the summary of every finished block with damage (`Block.damage`, or a deeper check), so
-    that the block's job reruns (every summary is a target of the workflow): it keeps the intact cells
-    and redoes the others. Yield each such block and its damage. A summary only indexes its cells' own
-    metadata: nothing computed is lost."""
-    for block in blocks:
-        damage = damage_of(block)
-        if damage:
-            Path(block.summary_path).unlink(missing_ok=True)
-            yield block, damage
+def study_damage(study: str, blocks: Iterable[Block]) -> dict[str, dict[str, str]]:
+    """Damage in a study's finished output, by the output whose job must redo it: a block summary
+    ({path: what is wrong} of `Block.damage`), or a study table that is not a whole Parquet file or
+    that `hivebench verify` found damaged since it was written. Nothing is changed on disk."""
+    found = {block.summary_path: damage for block in blocks if (damage := block.damage())}
+    recorded = recorded_table_damage(study)
+    for table in study_tables(study):
+        if parquet_problem(table) == NOT_WHOLE:  # (a table not there yet is no damage)
+            found[table] = {table: NOT_WHOLE}
+        elif table in recorded:
+            found[table] = {table: recorded[table]}
+    return found
+
+
+def study_tables(study: str) -> list[str]:
+    return [pattern.format(study=study) for pattern in STUDY_TABLES]
+
+
+def recorded_table_damage(study: str) -> dict[str, str]:
+    """{table: what is wrong} that `hivebench verify` recorded of a study's tables, for each table
+    not written again since."""
+    try:
+        record = json.loads(Path(TABLES_RECORD.format(study=study)).read_text(encoding="utf-8"))
+        return {
+            table: entry["problem"]
+            for table, entry in record.items()
+            if os.path.exists(table) and os.stat(table).st_mtime_ns == entry["mtime_ns"]
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+MISSING = "missing"
+NOT_WHOLE = "not a whole Parquet file"
+
+
+def parquet_problem(path: str, holds: str | None = None, written: int | None = None) -> str | None:
+    """What is wrong with a Parquet file, judged from its time (changed after `written`), its framing
+    bytes and, given `holds` (a cell's hash), whether its footer holds it; None when nothing. A few
+    small reads: Snakemake asks this of every cell file on every run."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (FileNotFoundError, NotADirectoryError):
+        return MISSING
+    except OSError:  # unreadable
+        return NOT_WHOLE
+    try:
+        info = os.fstat(fd)
+        if written is not None and info.st_mtime_ns > written:
+            return "changed after its job finished"
+        if info.st_size < 12:  # the two magic numbers and a footer length at least
+            return NOT_WHOLE
+        tail = os.pread(fd, 8, info.st_size - 8)
+        if os.pread(fd, 4, 0) != b"PAR1" or tail[4:] != b"PAR1":
+            return NOT_WHOLE
+        if holds is None:
+            return None
+        length = min(int.from_bytes(tail[:4], "little"), info.st_size - 12)
+        footer = os.pread(fd, length, info.st_size - 8 - length)
+        return None if holds.encode() in footer else "holds another cell (its footer lacks the cell's hash)"
+    except OSError:
+        return NOT_WHOLE
+    finally:
+        os.close(fd)
 
 
 def parquet_framed(path: str) -> bool:
     """Whether a file starts and ends with Parquet's magic bytes: a truncated file, or one overwritten
     with something else, does not."""
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(4)
-            if stream.seek(0, os.SEEK_END) < 12:  # the two magic numbers and a footer length at least
-                return False
-            stream.seek(-4, os.SEEK_END)
-            return head == b"PAR1" and stream.read(4) == b"PAR1"
-    except OSError:  # shorter than 4 bytes (seek before the start), unreadable, or gone
-        return False
+    return parquet_problem(path) is None
 
 
 class CellError(ValueError):

@@ -114,6 +114,7 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 
 def cmd_episodes(args: argparse.Namespace) -> int:
+    from hivebench.cells import job_cells
     from hivebench.engine.loop import run_block
     from hivebench.store import write_json
 
@@ -134,7 +135,7 @@ def cmd_episodes(args: argparse.Namespace) -> int:
     except BaseException as exc:
         record("failed", exit=exit_status(exc), error=error_line(exc), finished=_now())
         raise
-    record("done", exit=0, seeds=spec["seeds"], computed=computed, finished=_now())
+    record("done", exit=0, **job_cells(spec), computed=computed, finished=_now())
     seconds = time.perf_counter() - started
     print(
         f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "
@@ -173,21 +174,27 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from hivebench.cells import rerun_damaged
-    from hivebench.verify import deep_damage
+    from hivebench.verify import deep_damage, record_block_damage, record_table_damage, table_damage
 
     _, blocks = _blocks(args)
     finished = [b for study_blocks in blocks.values() for b in study_blocks if Path(b.summary_path).exists()]
-    damaged = list(rerun_damaged(finished, deep_damage))
-    for block, damage in damaged:
-        for path, problem in damage.items():
-            print(f"{path}: {problem}")
+    found = {}  # a block summary or study table -> the damage its job redoes
+    for block in finished:
+        if damage := deep_damage(block):
+            record_block_damage(block, damage)
+            found[block.summary_path] = damage
+    for study in blocks:
+        damage = table_damage(study)
+        record_table_damage(study, damage)
+        found.update({table: {table: problem} for table, problem in damage.items()})
+    for damage in found.values():
+        print("\n".join(f"{path}: {problem}" for path, problem in damage.items()))
     cells = sum(len(b.seeds) for b in finished)
-    print(f"{args.config}: read {cells} cells of {len(finished)} finished jobs back in full: ", end="")
-    if damaged:
-        print(f"{len(damaged)} jobs have damage; `snakemake` redoes exactly the damaged cells")
-    else:
-        print("no damage")
+    print(f"{args.config}: read {cells} cells of {len(finished)} finished jobs and the study tables back in full: ", end="")
+    if found:
+        print(f"{len(found)} jobs have damage; `snakemake` redoes exactly the damaged files")
+        return 1
+    print("no damage")
     return 0
 
 
@@ -343,7 +350,7 @@ def build_parser() -> argparse.ArgumentParser:
     style.add_argument("--json", action="store_true", help="one JSON document: cells, problems, lock")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("verify", help="read every finished cell back in full; set damaged ones to be redone")
+    p = sub.add_parser("verify", help="read every finished file back in full; record damage for the next run to redo (exit 1)")
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_verify)
 

@@ -3,8 +3,9 @@ judges them, and what the finished LLM cells cost so far. Reads file footers and
 
 done:     the cell's file is whole (Block.damage: the rule Snakemake applies too) and has the cell's
           current hash;
-damaged:  its file is missing after its job finished, changed since, or not a whole Parquet file: the
-          next `snakemake` run redoes it;
+damaged:  its file is missing after its job finished, changed since, not a whole Parquet file, holds
+          another cell, or `hivebench verify` found it damaged: the next `snakemake` run redoes it (a
+          study table that is damaged is named too);
 failed:   not done, and the last run of its job block failed (the job's record: exit status and error
           line) or was killed (the record says running, on this host, and its process is gone);
 running:  not done, and its job's record says it is running;
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block, cell_files, cell_path, digest
+from hivebench.cells import Block, cell_files, cell_path, digest, study_damage
 from hivebench.models import token_cost
 from hivebench.store import stored_summary
 
@@ -68,12 +69,14 @@ def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) 
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0})
     problems = []
     for study, study_blocks in blocks.items():
+        found = study_damage(study, study_blocks)  # what Snakemake's next run redoes
+        for damage in found.values():
+            problems += [f"{path}: {problem} (the next snakemake run redoes it)" for path, problem in damage.items()]
         for block in study_blocks:
             method = block.shared["method"]
             row = rows[(study, method["name"])]
             price = prices.get(method["params"].get("model", ""))
-            damage = block.damage()
-            problems += [f"{path}: {problem} (the next snakemake run redoes it)" for path, problem in damage.items()]
+            damage = found.get(block.summary_path, {})
             state, problem = job_state(block)
             for cell in block.cells():
                 row["cells"] += 1

@@ -5,11 +5,14 @@ A file is written as `.<name>.<random>.tmp` beside its target and renamed into p
 sees the old file or the new one, never half of one. A job killed mid-write (kill -9, OOM) leaves its
 temporary file behind: the next write of the same target, and the next run of the cell's job block,
 removes every `.<name>.*.tmp` of that target. Parquet files carry page checksums (CRC32), so a file
-damaged in place is caught when read in full (`read_verified`).
+damaged in place is caught when read in full (`read_verified`); their footers are not, so a cell file
+also holds a seal (`hivebench.seal`): a hash over the rest of its `hivebench.*` metadata (cell, hash,
+summary, side-table hashes), checked when the file is read back (`read_cell`).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import glob
 import hashlib
@@ -29,6 +32,7 @@ HASH_KEY = b"hivebench.cell_hash"
 SUMMARY_KEY = b"hivebench.summary"
 VERSION_KEY = b"hivebench.version"
 TABLES_KEY = b"hivebench.tables"  # a cell's side tables: {name: sha256 of its file}
+SEAL_KEY = b"hivebench.seal"
 
 
 def file_digest(path: str | Path) -> str:
@@ -85,6 +89,21 @@ def write_json(value: Any, path: str | Path) -> None:
     _write_atomic(path, lambda temp: temp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8"))
 
 
+def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
+    return {k: v for k, v in metadata.items() if k.startswith(b"hivebench.")}
+
+
+def seal(metadata: dict[bytes, bytes]) -> bytes:
+    """A hash over every `hivebench.*` key and value but the seal itself: a changed byte, or a key
+    renamed or dropped, breaks it."""
+    covered = sorted((k, v) for k, v in _ours(metadata).items() if k != SEAL_KEY)
+    return hashlib.sha256(b"".join(b"%d:%s%d:%s" % (len(k), k, len(v), v) for k, v in covered)).hexdigest().encode()
+
+
+def sealed(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
+    return {**metadata, SEAL_KEY: seal(metadata)}
+
+
 def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
     """The summary in an episode file's metadata if the file is for this exact cell, else None
     (missing, stale or unreadable). Reads the footer only."""
@@ -109,17 +128,43 @@ def read_verified(path: str | Path) -> pa.Table:
     return pq.read_table(path, page_checksum_verification=True)
 
 
-def verified_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
-    """`stored_summary`, for a file that also reads back whole and whose side tables are the ones it
-    was written with: what a job block may keep. The file is read once."""
+def read_cell(path: str | Path, cell_hash: str) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """A cell file read back in full, its footer checked against its seal, and its side tables against
+    the hashes it holds: (its summary, {}) when all of it is whole and this cell's, else (None, {file:
+    what is wrong}). A file written before seals were (none in its metadata) is kept on the other
+    checks, so that finished results stay cached; its footer is then covered only by its two copies
+    agreeing."""
     try:
-        metadata = read_verified(path).schema.metadata or {}
-        summary = _summary_of(metadata, cell_hash)
-        if summary is None:
-            return None
-        for name, sha256 in json.loads(metadata.get(TABLES_KEY, b"{}")).items():
-            if file_digest(side_path(path, name)) != sha256:
-                return None
-    except (OSError, pa.ArrowException, ValueError):
-        return None
-    return summary
+        with pq.ParquetFile(path, page_checksum_verification=True) as stored:
+            stored.read()  # every page against its checksum
+            parquet_copy = stored.metadata.metadata or {}
+        # The footer keeps the metadata twice: Parquet's key-value copy, and the one in the serialised
+        # Arrow schema beside it. pyarrow's readers differ in which they give: they must say the same.
+        arrow = parquet_copy.get(b"ARROW:schema")
+        metadata = (pa.ipc.read_schema(pa.py_buffer(base64.b64decode(arrow))).metadata or {}) if arrow else parquet_copy
+    except (OSError, pa.ArrowException, ValueError) as exc:
+        return None, {str(path): "missing" if isinstance(exc, FileNotFoundError) else "does not read back whole"}
+    if _ours(metadata) != _ours(parquet_copy):
+        return None, {str(path): "its footer's two copies of its metadata differ"}
+    if SEAL_KEY in metadata and metadata[SEAL_KEY] != seal(metadata):
+        return None, {str(path): "its metadata (cell, summary, side-table hashes) does not match its seal"}
+    summary = _summary_of(metadata, cell_hash)
+    if summary is None:
+        return None, {str(path): "holds another cell (not its hash), or no summary"}
+    try:
+        tables = json.loads(metadata.get(TABLES_KEY, b"{}"))
+    except ValueError:
+        return None, {str(path): "its side-table hashes are not JSON"}
+    for name, sha256 in tables.items():
+        side = side_path(path, name)
+        try:
+            if file_digest(side) != sha256:
+                return None, {side: "is not the side table its cell file was written with"}
+        except OSError:
+            return None, {side: "missing"}
+    return summary, {}
+
+
+def verified_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
+    """`read_cell`'s summary: what a job block may keep. The file's pages are read once."""
+    return read_cell(path, cell_hash)[0]

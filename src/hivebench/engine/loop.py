@@ -15,7 +15,7 @@ from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.store import (
     CELL_KEY, HASH_KEY, SUMMARY_KEY, TABLES_KEY, VERSION_KEY,
-    file_digest, reap_temps, verified_summary, write_atomic,
+    file_digest, reap_temps, sealed, verified_summary, write_atomic,
 )  # fmt: skip
 from hivebench.suite import load
 
@@ -73,7 +73,7 @@ def stored(table: pa.Table) -> pa.Table:
 
 def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord | None = None) -> dict[str, Any]:
     """Write a cell's Parquet (playing it unless its `record` is given), with the resolved cell and
-    summary in the file metadata.
+    summary in the file metadata, sealed (`store.seal`).
 
     Side tables go first, each to its own file beside `path`; the per-agent file goes last and holds
     their content hashes, so a cell is there (and whole) exactly when that file is."""
@@ -83,17 +83,14 @@ def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord 
         side = side_path(path, name)
         write_atomic(stored(record.table(name)), side)
         hashes[name] = file_digest(side)
-    write_atomic(
-        stored(pa.table(record.agents)),
-        path,
-        {
-            CELL_KEY: canonical_json(cell).encode(),
-            HASH_KEY: digest(cell).encode(),
-            SUMMARY_KEY: json.dumps(record.summary).encode(),
-            TABLES_KEY: json.dumps(hashes).encode(),
-            VERSION_KEY: __version__.encode(),
-        },
-    )
+    metadata = {
+        CELL_KEY: canonical_json(cell).encode(),
+        HASH_KEY: digest(cell).encode(),
+        SUMMARY_KEY: json.dumps(record.summary).encode(),
+        TABLES_KEY: json.dumps(hashes).encode(),
+        VERSION_KEY: __version__.encode(),
+    }
+    write_atomic(stored(pa.table(record.agents)), path, sealed(metadata))
     return record.summary
 
 

@@ -1,0 +1,175 @@
+"""Damage a fault probe found (issue 21), in real Snakemake runs: what `hivebench verify` and
+`hivebench status` say of it must be what `snakemake -n` plans, a dry run must change nothing, and the
+rerun must put the results back as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import tiny_config, write_config
+from hivebench.cells import expand_blocks
+from hivebench.config import validate
+from hivebench.engine.loop import run_block
+from test_integrity import change_summary
+from test_workflow import planned_jobs, snakemake
+
+pytestmark = pytest.mark.workflow
+
+CELLS = "results/episodes/tiny/loopbench/cycle"
+EPISODES = "results/tiny/episodes.parquet"
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One finished run of tiny_config(), copied (file times kept) for each test: tests change their copy."""
+    folder = tmp_path_factory.mktemp("finished")
+    write_config(folder / "config.yaml", tiny_config())
+    snakemake(folder)
+    return folder
+
+
+@pytest.fixture
+def finished(template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(template, tmp_path / "run", symlinks=True))
+
+
+def hivebench(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hivebench", *args, "config.yaml"], cwd=workdir, capture_output=True, text=True)
+
+
+def status(workdir: Path) -> dict:
+    result = hivebench(workdir, "status", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def damaged(report: dict) -> int:
+    return sum(row["damaged"] for row in report["cells"])
+
+
+def keep_time(path: Path, data: bytes) -> None:
+    """Write new content and give the file back its old modification time (a disk error, `cp -p`)."""
+    before = path.stat()
+    path.write_bytes(data)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def episode_value(workdir: Path, seed: int, column: str) -> object:
+    rows = pq.read_table(workdir / EPISODES).to_pylist()
+    (row,) = [r for r in rows if r["method"] == "random" and r["population"] == 3 and r["seed"] == seed]
+    return row[column]
+
+
+def snapshot(workdir: Path) -> dict[str, tuple[int, str]]:
+    """Every file outside Snakemake's own folder: its modification time and content hash."""
+    return {
+        str(path.relative_to(workdir)): (path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+        for path in workdir.rglob("*")
+        if path.is_file() and ".snakemake" not in path.parts
+    }
+
+
+def test_a_changed_summary_in_a_cell_footer_is_found_named_and_redone(finished: Path) -> None:
+    """Issue 21: a byte of a cell's stored summary changed, file time kept: verify said "no damage" and
+    exited 0, status said done, and a rerun of the block kept the wrong value."""
+    cell = finished / CELLS / "random/n3/s2.parquet"
+    right = episode_value(finished, 2, "proximity")
+    before = cell.stat()
+    change_summary(cell)  # the copy of its metadata that pyarrow reads
+    os.utime(cell, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert damaged(status(finished)) == 0  # file times and framing are intact: only a full read sees it
+    result = hivebench(finished, "verify")
+    assert result.returncode == 1, result.stdout
+    assert f"{CELLS}/random/n3/s2.parquet: " in result.stdout and "no damage" not in result.stdout
+    report = status(finished)  # now status counts it, as Snakemake plans it
+    assert damaged(report) == 1 and any(line.startswith(f"{CELLS}/random/n3/s2.parquet: ") for line in report["problems"])
+    assert planned_jobs(finished)["episodes"] == 1
+    snakemake(finished)
+    assert episode_value(finished, 2, "proximity") == right
+    assert damaged(status(finished)) == 0 and hivebench(finished, "verify").returncode == 0
+
+
+def test_a_truncated_study_table_is_named_and_collected_again(finished: Path) -> None:
+    """Issue 21: neither status nor verify noticed, and the rerun skipped collect ("magic bytes")."""
+    table = finished / EPISODES
+    table.write_bytes(table.read_bytes()[:300])
+    assert any(line.startswith(f"{EPISODES}: ") for line in status(finished)["problems"])
+    result = hivebench(finished, "verify")
+    assert result.returncode == 1 and f"{EPISODES}: " in result.stdout
+    assert planned_jobs(finished)["collect"] == 1
+    snakemake(finished)
+    assert pq.read_table(finished / EPISODES).num_rows == 40 and status(finished)["problems"] == []
+
+
+def test_another_cells_file_with_an_older_time_is_damage_to_both(finished: Path) -> None:
+    """Issue 21: status said 1 pending with no reason while Snakemake had nothing to do."""
+    source, target = (finished / CELLS / f"random/n3/s{seed}.parquet" for seed in (1, 2))
+    summary = (finished / CELLS / "random/n3/block0-4.parquet").stat().st_mtime_ns
+    target.write_bytes(source.read_bytes())
+    os.utime(target, ns=(summary - 10**9, summary - 10**9))
+    report = status(finished)
+    assert damaged(report) == 1 and sum(row["pending"] for row in report["cells"]) == 0
+    (line,) = [line for line in report["problems"] if line.startswith(f"{CELLS}/random/n3/s2.parquet: ")]
+    assert "another cell" in line
+    assert planned_jobs(finished)["episodes"] == 1
+    snakemake(finished)
+    report = status(finished)
+    assert sum(row["done"] for row in report["cells"]) == 40 and report["problems"] == []
+
+
+def test_a_dry_run_plans_the_rerun_and_changes_nothing(finished: Path) -> None:
+    """Issue 21: `snakemake -n` deleted the damaged block's summary, after which status no longer
+    named the damaged file."""
+    truncated = finished / CELLS / "random/n3/s2.parquet"
+    truncated.write_bytes(truncated.read_bytes()[:200])
+    before = snapshot(finished)
+    problems = status(finished)["problems"]
+    assert planned_jobs(finished)["episodes"] == 1
+    assert planned_jobs(finished)["episodes"] == 1  # twice: the first dry run changed nothing it needs
+    assert snapshot(finished) == before
+    assert status(finished)["problems"] == problems and damaged(status(finished)) == 1
+
+
+@pytest.mark.parametrize("profile", [False, True])
+def test_damage_found_by_verify_reruns_in_a_real_run_and_under_the_profile(finished: Path, profile: bool) -> None:
+    """The rerun verify sets up happens in a real run (with the default profile too), and only once."""
+    cell = finished / CELLS / "soft_fp/n5/s7.parquet"
+    chunk = pq.ParquetFile(cell).metadata.row_group(0).column(0)
+    data = bytearray(cell.read_bytes())
+    start = min(filter(None, (chunk.dictionary_page_offset, chunk.data_page_offset)))
+    data[start + chunk.total_compressed_size - 1] ^= 0xFF  # the chunk's last page: the footer still reads
+    keep_time(cell, bytes(data))
+    assert hivebench(finished, "verify").returncode == 1
+    args = ["--profile", str(Path(__file__).resolve().parents[1] / "profiles/default")] if profile else []
+    snakemake(finished, *args)
+    log = (finished / "logs/episodes/tiny/loopbench/cycle/soft_fp/n5/block5-9.log").read_text()
+    assert "1 of 5 cells computed, 4 already done" in log
+    assert "Nothing to be done" in snakemake(finished, "-n").stdout
+    assert hivebench(finished, "verify").returncode == 0
+
+
+def test_verify_names_the_damaged_side_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: verify named s0.parquet when s0.messages.parquet was damaged."""
+    monkeypatch.chdir(tmp_path)
+    config = {
+        "tasks": {"t": {"kind": "agentsnet", "problem": "coloring", "family": "watts_strogatz", "rounds": 2}},
+        "methods": {"m": {"kind": "distributed", "seeds_per_job": 5}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [8], "seeds": 2}},
+    }
+    write_config(tmp_path / "config.yaml", config)
+    (block,) = expand_blocks(validate(config, "config.yaml"), "config.yaml")["s"]
+    run_block(block.spec(), block.summary_path)
+    folder = Path(block.summary_path).parent
+    keep_time(folder / "s0.messages.parquet", (folder / "s1.messages.parquet").read_bytes())
+    result = hivebench(tmp_path, "verify")
+    assert result.returncode == 1
+    assert f"{folder}/s0.messages.parquet: " in result.stdout and f"{folder}/s0.parquet: " not in result.stdout
