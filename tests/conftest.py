@@ -9,8 +9,39 @@ from typing import Any, Iterator
 
 import pytest
 import yaml
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
+IN_CI = bool(os.environ.get("CI"))
+
+# CI runs every property test on the same examples; elsewhere each run draws new ones.
+settings.register_profile("ci", derandomize=True)
+if IN_CI:
+    settings.load_profile("ci")
+
+SLOW_MARKS = ("model", "vllm", "slurm", "workflow")
+MARKED_BY_FIXTURE = {"tiny_model": "model", "smollm2": "model", "vllm_server": "vllm"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that takes a model or server fixture gets its marker; any of SLOW_MARKS adds `slow`."""
+    for item in items:
+        for fixture in set(MARKED_BY_FIXTURE) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(MARKED_BY_FIXTURE[fixture])
+        if any(item.get_closest_marker(name) for name in SLOW_MARKS):
+            item.add_marker("slow")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """In CI (CI set) a skip is a failure that gives the skip's reason: CI must run every test."""
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where every test must run: {reason}"
 
 
 def tiny_config() -> dict[str, Any]:
@@ -53,12 +84,10 @@ def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def require_vllm() -> None:
-    """Skip without vLLM's CPU build, except in CI, which must have installed it."""
+    """Skip without vLLM's CPU build (a failure in CI, which installs it: see pytest_runtest_makereport)."""
     from servers import VLLM_PYTHON
 
     if not VLLM_PYTHON.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{VLLM_PYTHON} is missing: .ci/run must install vLLM (make vllm)")
         pytest.skip(f"no vLLM at {VLLM_PYTHON}: run `make vllm` to install it")
 
 
@@ -76,7 +105,7 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 @contextlib.contextmanager
 def read_only(folder: Path) -> Iterator[None]:
     """A folder no one may create files in, root included (root ignores permission bits, so it gets
-    the immutable attribute; skip where the filesystem has none)."""
+    the immutable attribute; skip where the filesystem has none, a failure in CI)."""
     folder.mkdir(parents=True, exist_ok=True)
     if os.geteuid() != 0:
         folder.chmod(0o555)

@@ -44,7 +44,8 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout
 
 # The README's server command for vLLM's CPU build: a seeded request whose prefill is split (chunked
 # prefill, on by default) kills its worker, so chunked prefill is off and a step takes a whole context.
-CPU_SAFE_FLAGS = ("--no-enable-chunked-prefill", "--max-num-batched-tokens", "4096")
+MAX_MODEL_LEN = 4096
+CPU_SAFE_FLAGS = ("--no-enable-chunked-prefill", "--max-num-batched-tokens", str(MAX_MODEL_LEN))
 
 
 def start_vllm(
@@ -56,7 +57,7 @@ def start_vllm(
         str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model), "--served-model-name", served_name,
         "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", "float32", "--max-model-len", "4096", "--enforce-eager",
+        "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN), "--enforce-eager",
         # guidance: strict JSON Schema decoding that also holds for a random-weight model
         "--structured-outputs-config", '{"backend":"guidance","disable_any_whitespace":true}',
         *flags,

@@ -105,6 +105,7 @@ def study(rounds, populations, seeds, methods=("distributed",)):
     return expand_blocks(validate(config, "agentsnet.yaml"), "agentsnet.yaml")["s"]
 
 
+@pytest.mark.slow  # ~10 s
 def test_with_enough_rounds_the_distributed_algorithms_solve_99_percent_of_instances():
     for block in study(rounds=60, populations=[16, 60], seeds=60):
         solved = [play(cell).summary["solved"] for cell in block.cells()]

@@ -333,6 +333,7 @@ def test_yaml_aliases_that_expand_to_billions_of_values(tmp_path):
         load(tmp_path / "bomb.yaml")
 
 
+@pytest.mark.slow  # ~8 s
 def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
     from hivebench.cells import MAX_SPEC_CHARS, canonical_json, expand_blocks
 

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import tiny_config
+from conftest import REPO, tiny_config
+from hivebench.anchors import load_anchors
 from hivebench.cells import all_blocks, digest
 from hivebench.config import ConfigError, validate
 from hivebench.contrasts import contrast_table
@@ -25,16 +26,27 @@ from hivebench.scores import score_table
 SECTIONS = ("tasks", "methods", "studies", "prices", "report", "anchors")
 PROBLEM = re.compile(r"^  - (\(top level\)|(" + "|".join(SECTIONS) + r")\b)")
 MOST_AGENT_STEPS_RUN = 20_000  # larger valid cells are expanded but not played, to keep the test fast
+MOST_AGENTS_RUN = 2_000
+ANCHORS = load_anchors(REPO / "config/anchors.yaml")
 MOST_BLOCKS_RUN = 12
 
 
 def base_config() -> dict[str, Any]:
+    """A study of each suite: LoopBench (tiny_config and more), AgentsNet with Silo-Bench, SwarmBench."""
     config = tiny_config()
     config["tasks"]["k3"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [1, 2], [0, 2]]}, "colors": 3}
+    config["tasks"]["an"] = {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}
+    config["tasks"]["silo"] = {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2}
+    config["tasks"]["sw"] = {"kind": "swarmbench", "task": "pursuit", "rounds": 6}
     config["methods"]["greedy"] = {"kind": "greedy", "seeds_per_job": 3}
     config["methods"]["api"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
+    config["methods"]["distributed"] = {"kind": "distributed", "seeds_per_job": 2}
+    config["methods"]["heuristic"] = {"kind": "heuristic"}
     config["studies"]["tiny"]["tasks"].append("k3")
     config["studies"]["tiny"]["contrasts"] = {"reference": "random", "metrics": ["proximity"]}
+    config["studies"]["graphs"] = {"tasks": ["an", "silo"], "methods": ["random", "distributed"], "populations": [6], "seeds": 2}
+    config["studies"]["swarm"] = {"tasks": ["sw"], "methods": ["heuristic", "random"], "populations": [8], "seeds": 2,
+                                  "contrasts": {"reference": "random"}}  # fmt: skip
     config["prices"] = {"m": {"input": 1.0, "output": 2.0}}
     return config
 
@@ -70,7 +82,10 @@ def tweaked(value: Any) -> st.SearchStrategy[Any]:
         return st.floats(-0.5, 2.5)
     if isinstance(value, str):
         return st.sampled_from(["random", "soft_fp", "soft_cfp", "greedy", "cycle", "k3", "full", "same", "random",
-                                "after_steps", "from_initial", "coloring", "llm", "openai", "transformers"])
+                                "after_steps", "from_initial", "coloring", "llm", "openai", "transformers",
+                                "an", "silo", "sw", "agentsnet", "silobench", "swarmbench", "distributed", "heuristic",
+                                "matching", "coloring", "consensus", "delaunay", "III-24", "I-01", "broadcast", "p2p",
+                                "store", "complete", "pursuit", "foraging", "transport", "auto", "paper"])
     if isinstance(value, list) and value:
         return st.lists(st.sampled_from(value), min_size=0, max_size=len(value) + 1)
     return st.just(value)
@@ -105,28 +120,33 @@ def run_and_score(config: dict[str, Any], base: Path) -> None:
             cell = next(block.cells())
             if cell["method"]["kind"] == "llm":
                 continue  # would call a server; its config checks are what matters here
-            if cell["population"] * cell["task"]["params"]["steps"] > MOST_AGENT_STEPS_RUN:
+            params = cell["task"]["params"]
+            rounds = params["steps"] if cell["suite"] == "loopbench" else params["rounds"]
+            if not isinstance(rounds, int):  # AgentsNet's "paper": 2D + 1 rounds, D the graph's diameter
+                rounds = 2 * cell["population"] + 1
+            if cell["population"] > MOST_AGENTS_RUN or cell["population"] * rounds > MOST_AGENT_STEPS_RUN:
                 continue
             table, summary = run_episode(cell)
-            assert table.num_rows == cell["population"] * (cell["task"]["params"]["steps"] + 1)
-            assert 0 <= summary["stability"] <= 100
-            assert math.isnan(summary["proximity"]) or summary["proximity"] <= 100
-            assert min(summary["conflicts"]) >= summary["conf_best"]
+            if cell["suite"] == "loopbench":
+                assert table.num_rows == cell["population"] * (rounds + 1)
+                assert 0 <= summary["stability"] <= 100
+                assert math.isnan(summary["proximity"]) or summary["proximity"] <= 100
+                assert min(summary["conflicts"]) >= summary["conf_best"]
             rows.append(summary_row(cell, digest(cell), summary))
         if not rows:
             continue
-        episodes = pd.DataFrame(rows).assign(suite="loopbench")
+        episodes = pd.DataFrame(rows)
         report = config["report"]
-        scores = score_table(episodes, 200, report["confidence"], report["bootstrap_seed"], {}, "percentile")
+        scores = score_table(episodes, 200, report["confidence"], report["bootstrap_seed"], ANCHORS, "percentile")
         assert scores["mean"].notna().any()
         spec = config["studies"][study].get("contrasts")
         ran = set(episodes["method"])
         if spec and {spec.get("reference"), *(m for pair in spec.get("pairs", []) for m in pair)} - {None} <= ran:
-            metrics = spec.get("metrics") or [m.name for m in SUITE_METRICS["loopbench"]]
+            metrics = spec.get("metrics") or [m.name for suite in set(episodes["suite"]) for m in SUITE_METRICS[suite]]
             contrast_table(episodes, spec, metrics, 200, report["confidence"], report["bootstrap_seed"])
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(config=mutated_configs())
 def test_a_mutated_config_is_refused_by_key_or_runs(config: dict[str, Any], tmp_path: Path) -> None:
     try:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pandas as pd
 import pyarrow as pa
 import pytest
 
-from conftest import write_config
+from conftest import REPO, write_config
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play, play_block, stored
@@ -129,4 +130,9 @@ def test_a_study_spanning_every_suite_runs_through_the_workflow(tmp_path):
             assert next((tmp_path / f"results/episodes/all/{suite}").rglob(f"s0.{name}.parquet")).is_file()
     assert planned_jobs(tmp_path) == {}  # nothing left to do
     snakemake(tmp_path, "--report", str(tmp_path / "report.html"))  # every suite's files have captions
-    assert (tmp_path / "report.html").stat().st_size > 0
+    page = (tmp_path / "report.html").read_text()
+    captions = [*(REPO / "rules/captions").glob("*.rst"), *(p for s in SUITE_OBJECTS for p in (REPO / "rules/captions" / s).glob("*.rst"))]
+    assert len(captions) > len(SUITE_OBJECTS)
+    for caption in captions:
+        words = max(re.findall(r"[\w ,]+", caption.read_text()), key=len)  # its longest plain run of words
+        assert len(words) > 40 and words in page, f"{caption.relative_to(REPO)}: {words!r} not in the report"

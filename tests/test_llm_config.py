@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conftest import write_config
-from hivebench.cells import all_blocks
+from hivebench.cells import Block, all_blocks, canonical_json, digest
 from hivebench.config import ConfigError, load
 
 
@@ -72,11 +72,22 @@ def test_method_seeds_replace_the_study_seeds_for_one_method(config, tmp_path):
 
 
 def test_initial_notes_from_a_file_are_inlined_so_an_edit_reruns_the_cell(config, tmp_path):
-    (tmp_path / "notes.txt").write_text("[NEW] wait one round after a conflict")
     config = with_llm(config, backend="transformers", model="SmolLM2-135M-Instruct", initial_notes={"file": "notes.txt"})
-    loaded = load(write_config(tmp_path / "study.yaml", config))
-    block = next(b for b in all_blocks(loaded, tmp_path)["tiny"] if b.shared["method"]["name"] == "llm")
+
+    def llm_block(notes: str) -> Block:
+        (tmp_path / "notes.txt").write_text(notes)
+        loaded = load(write_config(tmp_path / "study.yaml", config))
+        return next(b for b in all_blocks(loaded, tmp_path)["tiny"] if b.shared["method"]["name"] == "llm")
+
+    block = llm_block("[NEW] wait one round after a conflict")
     assert block.shared["method"]["params"]["initial_notes"] == {"text": "[NEW] wait one round after a conflict"}
+    # The job's params (its spec) and every cell's hash change with the file: Snakemake reruns the job
+    # and the job recomputes each cell (a kept cell must have the same hash).
+    edited = llm_block("[NEW] wait two rounds after a conflict")
+    assert canonical_json(edited.spec()) != canonical_json(block.spec())
+    hashes = [digest(cell) for cell in block.cells()]
+    assert all(digest(cell) != old for cell, old in zip(edited.cells(), hashes))
+    assert [digest(cell) for cell in llm_block("[NEW] wait one round after a conflict").cells()] == hashes
 
 
 def test_the_server_example_is_valid_with_its_key_set(monkeypatch):

@@ -45,7 +45,15 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp):
+def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp, monkeypatch):
+    asked: list[ChatRequest] = []  # every round's requests, agent by agent, as the model gets them
+    decide = Decider.decide
+
+    def recording(self, requests, episodes):
+        asked.extend(requests)
+        return decide(self, requests, episodes)
+
+    monkeypatch.setattr(Decider, "decide", recording)
     cell = first_cell(llm_config(tiny_model, steps=4))
     summary = write_episode(cell, cell_path(cell))
     table = pq.read_table(cell_path(cell)).to_pydict()
@@ -53,10 +61,18 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp):
     assert table["decision"][:3] == [None] * 3 and set(table["decision"][3:]) == {VALID}
     assert summary["llm_calls"] == 12 and summary["valid"] == 12
     assert summary["input_tokens"] == sum(t for t in table["input_tokens"] if t is not None)
-    # Each agent's notes after step t appear in its prompt for round t + 1.
+    # The recorded notes are the replies' notes.
     calls = [json.loads(line) for line in Path(calls_path(cell)).read_text().splitlines()]
     replies = {json.loads(c["result"]["text"])["notes"] for c in calls}
     assert set(table["notes"][3:]) <= replies
+    # Each agent's notes after round t (table row t + 1) end its prompt for round t + 1.
+    assert len(asked) == 4 * 3
+    for t in range(4):
+        for v in range(3):
+            notes = table["notes"][3 * t + v]
+            prompt = asked[3 * t + v].messages[-1]["content"]
+            assert prompt.endswith(f"Your notes: {notes or '(none yet)'}"), (t, v, notes, prompt)
+    assert any(table["notes"][3:9]), "some notes to carry forward"
 
 
 def test_prompt_holds_own_and_neighbour_colours_history_and_notes():

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from hivebench.models.memory import memory_mb, model_config, parameters
 
 
@@ -33,18 +31,29 @@ backend = TransformersBackend("m", path, dtype="bfloat16")
 _, tokenizer, _ = load_model(path, 1, "bfloat16")
 prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in asked]
 longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"])
+loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the peak so far: loading the model
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM, ru_maxrss) starts again from here
 backend.complete(asked, lambda i, r: None)
-print(json.dumps({"longest": longest, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+batch = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"longest": longest, "peak_mb": max(loaded, batch), "batch_peak_mb": batch}))
 """
 
 
-@pytest.mark.parametrize("rows", [4, 48])
-def test_smollm2_peak_memory_is_within_its_estimate(smollm2: Path, rows: int) -> None:
-    """A real batch's peak resident memory in a process of its own: under the estimate, and the
-    estimate not wildly above it (it is conservative: the KV cache's transient copies and float32
-    attention scores are counted in full; measured peaks here were 1.2-2.0 GB, the estimates 2.2 and
-    3.8 GB)."""
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True)
-    measured = json.loads(out.stdout.splitlines()[-1])
-    estimate = memory_mb(model_config(smollm2), "bfloat16", rows, measured["longest"] + 48, keeps_states=False)
-    assert measured["peak_mb"] <= estimate <= 3.5 * measured["peak_mb"], (measured, estimate)
+def test_smollm2_peak_memory_is_within_its_estimate(smollm2: Path) -> None:
+    """A real batch's peak resident memory, in a process of its own, at 4 and at 48 rows: under the
+    estimate; and what 44 more rows add to the peak of the batch (measured after the model is
+    loaded) not wildly below what the estimate adds for them. That growth leaves out what a process
+    holds whatever its batch (libraries, allocator arenas, thread pools, loading the weights), which
+    varies with the machine, so the bound does not. The estimate is conservative: the KV cache's
+    transient copies and float32 attention scores are counted in full (measured here: batch peaks
+    0.92 and 1.78 GB, growth 0.86 GB; estimates 2.2 and 3.8 GB, growth 1.6 GB)."""
+    batch_peaks, estimates = [], []
+    for rows in (4, 48):
+        out = subprocess.run([sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True)
+        measured = json.loads(out.stdout.splitlines()[-1])
+        estimate = memory_mb(model_config(smollm2), "bfloat16", rows, measured["longest"] + 48, keeps_states=False)
+        assert measured["peak_mb"] <= estimate, (rows, measured, estimate)
+        batch_peaks.append(measured["batch_peak_mb"])
+        estimates.append(estimate)
+    growth, estimated_growth = batch_peaks[1] - batch_peaks[0], estimates[1] - estimates[0]
+    assert 0 < growth <= estimated_growth <= 3.5 * growth, (batch_peaks, estimates)

@@ -174,3 +174,26 @@ def test_a_malformed_response_is_an_invalid_reply_naming_server_and_cell(
     assert f"cell {cell_path(cell).removesuffix('.parquet')}: {proxy.url} answered with a malformed response" in warnings[0]
     modes = [json.loads(line)["result"]["mode"] for line in Path(calls_path(cell)).read_text().splitlines()]
     assert modes.count("malformed") == 2
+
+
+def test_the_cache_replays_after_a_base_url_or_concurrency_change(
+    vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README: base URL, concurrency and retry settings are not in the cache key, so moving to
+    another server of the same model replays the cache (the cell reruns, but without a call)."""
+    monkeypatch.chdir(tmp_path)
+    first, second = FaultProxy(vllm_server), FaultProxy(vllm_server)
+    try:
+        cell = server_cell(first.url, concurrency=1)
+        summary = write_episode(cell, cell_path(cell))
+        assert first.forwarded == summary["llm_calls"] == 9
+        done = pq.read_table(cell_path(cell))
+        moved = server_cell(second.url, concurrency=4, max_retries=7)
+        assert moved != cell and cell_path(moved) == cell_path(cell)
+        Path(cell_path(cell)).unlink()
+        assert write_episode(moved, cell_path(moved)) == summary
+    finally:
+        first.stop()
+        second.stop()
+    assert second.forwarded == 0 and first.forwarded == 9, "replayed from the cache, no call"
+    assert pq.read_table(cell_path(moved)).equals(done)  # latencies included: they come from the cache

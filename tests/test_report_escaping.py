@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
+from conftest import write_config
 from hivebench.contrasts import contrast_table
 from hivebench.cli import main
 from hivebench.scores import score_table
+from test_scripted import lines
+from test_workflow import snakemake
 
 HOSTILE = '<script>alert("x")</script>'
 
@@ -33,3 +37,29 @@ def test_names_from_config_are_escaped_in_the_report(tmp_path):
     page = (tmp_path / "r" / "index.html").read_text()
     assert HOSTILE not in page and "<b>" not in page
     assert "&lt;script&gt;" in page and "s&lt;b&gt;" in page
+
+
+@pytest.mark.workflow
+def test_model_written_text_never_reaches_a_report_unescaped(tmp_path):
+    """An LLM whose messages, notes and answers are HTML (a scripted backend, through the workflow):
+    no report file holds that text raw."""
+    n, rounds = 4, 2
+    replies = [{"broadcast": HOSTILE, "notes": HOSTILE}] * (n * rounds) + [{"answer": HOSTILE, "notes": f"'{HOSTILE}'"}] * n
+    config = {
+        "tasks": {"silo": {"kind": "silobench", "task": "I-09", "protocol": "broadcast", "rounds": rounds}},
+        "methods": {
+            "llm": {"kind": "llm", "backend": "scripted", "model": lines(tmp_path / "replies.jsonl", replies)},
+            "random": {"kind": "random"},
+        },
+        "studies": {"s": {"tasks": ["silo"], "methods": ["llm", "random"], "populations": [n], "seeds": 2}},
+        "report": {"bootstrap_resamples": 100},
+    }
+    write_config(tmp_path / "config.yaml", config)
+    snakemake(tmp_path)
+    cache = b"".join(p.read_bytes() for p in (tmp_path / "results/episodes").rglob("*.parquet"))
+    assert b"alert" in cache  # the replies' text is stored in the cells
+    pages = list((tmp_path / "reports").rglob("*.html"))
+    assert len(pages) > 2  # the page, the Silo-Bench section, its interactive charts
+    for page in pages:  # (a chart's data is JSON inside a <script>: a raw </script> would end it early)
+        text = page.read_text()
+        assert 'alert("x")' not in text and text.count("</script>") == text.count("<script"), page

@@ -114,6 +114,7 @@ def random_state(rng: np.random.Generator, box: bool) -> tuple[np.ndarray, np.nd
     return grid, mass, push, multi
 
 
+@pytest.mark.slow  # ~25 s: an integer program per round
 @pytest.mark.parametrize("box", [False, True], ids=["agents", "agents and a box"])
 def test_the_rule_moves_what_the_integer_program_moves(box):
     rng = np.random.default_rng(7 + box)

@@ -78,20 +78,30 @@ def test_an_llm_agent_plays_swarmbench_long_messages_are_cut_and_unknown_actions
     assert actions[n : 2 * n] == ["UP", "LEFT", "STAY", "STAY"]  # the fallback stays
 
 
+def summaries(method: str, task: str) -> list[dict]:
+    """Eight episodes of `method` on `task` with 16 agents."""
+    config = study({"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method})
+    config["studies"]["s"]["seeds"] = 8
+    from hivebench.cells import expand_blocks
+    from hivebench.engine.loop import play_block
+
+    cells = [c for b in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for c in b.cells()]
+    return [r.summary for r in play_block(cells)]
+
+
 def test_the_heuristic_beats_random_where_its_rule_can():
-    def scores(method: str, task: str) -> list[float]:
-        config = study({"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method})
-        config["studies"]["s"]["seeds"] = 8
-        from hivebench.cells import expand_blocks
-        from hivebench.engine.loop import play_block
-
-        cells = [c for b in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for c in b.cells()]
-        return [r.summary["score"] for r in play_block(cells)]
-
     for task in ("pursuit", "synchronization", "foraging", "flocking", "transport"):
-        heuristic, random = scores("heuristic", task), scores("random", task)
+        heuristic = [s["score"] for s in summaries("heuristic", task)]
+        random = [s["score"] for s in summaries("random", task)]
         assert np.mean(heuristic) > np.mean(random) + 0.5, (task, heuristic, random)
-    assert scores("heuristic", "synchronization") == [60.0] * 8  # the clock agrees every round
+    assert [s["score"] for s in summaries("heuristic", "synchronization")] == [60.0] * 8  # the clock agrees every round
+
+
+def test_random_never_moves_the_box_and_the_heuristic_does():
+    for summary in summaries("random", "transport"):
+        assert summary["box_path"] == [[0, 0]] * 101 and summary["escaped"] == 0 and summary["score"] == 0
+    moved = [max(abs(d) for state in s["box_path"] for d in state) for s in summaries("heuristic", "transport")]
+    assert sum(m > 0 for m in moved) >= 6, moved
 
 
 @pytest.mark.workflow
@@ -137,8 +147,18 @@ def test_wide_ids_keep_their_cells_apart_in_the_drawn_view():
     assert all(len(row.split()) == 1 + 9 for row in rows)  # the row number, then 9 cells
 
 
-def test_the_aggregate_needs_every_anchor_and_says_so_without_one():
+def test_the_aggregate_is_the_mean_over_tasks_of_score_over_anchor_and_needs_every_anchor():
     from hivebench.suites.swarmbench.report import aggregate_table
 
-    episodes = pd.DataFrame({"swarm_task": ["pursuit", "foraging", "synchronization"], "population": 8, "method": "m", "score": [1.0, 2.0, 3.0]})
-    assert aggregate_table(episodes, 100, 0.95, 0, {}).empty
+    episodes = pd.DataFrame({
+        "swarm_task": ["pursuit", "pursuit", "foraging", "foraging", "synchronization", "synchronization", "pursuit"],
+        "population": 8, "method": ["m"] * 6 + ["only_pursuit"], "score": [1.0, 3.0, 2.0, 2.0, 3.0, 9.0, 5.0],
+    })  # fmt: skip
+    anchors = {("swarmbench", "pursuit"): (2.0, 8, ""), ("swarmbench", "foraging"): (4.0, 8, ""), ("swarmbench", "synchronization"): (6.0, 8, "")}
+    table = aggregate_table(episodes, 100, 0.95, 0, anchors)
+    # by hand: pursuit (1 + 3) / 2 / 2 = 1, foraging 2 / 4 = 0.5, synchronization (3 + 9) / 2 / 6 = 1
+    assert table[["n", "method", "episodes"]].values.tolist() == [[8, "m", 6]]
+    assert table["normalised"].iloc[0] == pytest.approx((1 + 0.5 + 1) / 3)
+    assert table["lo"].iloc[0] <= table["normalised"].iloc[0] <= table["hi"].iloc[0]
+    for missing in anchors:
+        assert aggregate_table(episodes, 100, 0.95, 0, {k: v for k, v in anchors.items() if k != missing}).empty

@@ -1,6 +1,7 @@
 """The real Snakemake workflow on a tiny config in a temporary directory."""
 
 import re
+import shutil
 from html.parser import HTMLParser
 import subprocess
 import sys
@@ -39,12 +40,19 @@ def pending_episode_blocks(workdir: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
+    """One finished run of tiny_config() for the tests that only read it."""
     from conftest import tiny_config
 
     workdir = tmp_path_factory.mktemp("study")
     write_config(workdir / "config.yaml", tiny_config())
     snakemake(workdir)
     return workdir
+
+
+@pytest.fixture
+def own_run(workdir, tmp_path):
+    """A copy of the finished run for a test that changes it (copytree keeps the mtimes Snakemake reads)."""
+    return shutil.copytree(workdir, tmp_path / "study", symlinks=True)
 
 
 def test_the_run_writes_episodes_and_the_report(workdir):
@@ -131,9 +139,9 @@ def test_scores_contrasts_and_their_report_tables_agree(workdir):
     assert "\\begin{tabular}" in (workdir / "reports/tiny/contrasts.tex").read_text()
 
 
-def test_snakemake_report_holds_the_tables_and_charts_with_captions(workdir):
-    snakemake(workdir, "--report", str(workdir / "report.html"))
-    page = (workdir / "report.html").read_text()
+def test_snakemake_report_holds_the_tables_and_charts_with_captions(workdir, tmp_path):
+    snakemake(workdir, "--report", str(tmp_path / "report.html"))
+    page = (tmp_path / "report.html").read_text()
     assert "Paired contrasts A" in page and "Scaling plot" in page and "contrasts.csv" in page
 
 
@@ -141,9 +149,10 @@ def test_nothing_to_do_after_a_run(workdir):
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout
 
 
-def test_changing_one_method_parameter_reschedules_only_its_cells(workdir):
+def test_changing_one_method_parameter_reschedules_only_its_cells(own_run):
     from conftest import tiny_config
 
+    workdir = own_run
     config = tiny_config()
     config["methods"]["soft_fp"]["p"] = 0.5
     write_config(workdir / "config.yaml", config)
@@ -164,11 +173,11 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(workdir):
     assert fp_cell.stat().st_mtime_ns != stamps[1]
 
 
-def test_adding_seeds_runs_only_the_new_cells(workdir):
+def test_adding_seeds_runs_only_the_new_cells(own_run):
     from conftest import tiny_config
 
+    workdir = own_run
     config = tiny_config()
-    config["methods"]["soft_fp"]["p"] = 0.5
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
     assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}  # the new blocks 10-14

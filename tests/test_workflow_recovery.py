@@ -75,6 +75,9 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     report = hivebench_status(tmp_path)
     assert "no Snakemake process runs here: a run was killed. `snakemake --unlock` frees it" in report["lock"]
     assert counts(report, "done") < 40
+    # every cell finished before the kill survives the recovery untouched: same bytes, same mtime
+    finished = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in (tmp_path / CELLS).rglob("s*.parquet")}
+    assert len(finished) == counts(report, "done") > 0
     refused = snakemake(tmp_path, check=False)
     assert refused.returncode != 0 and "--unlock" in refused.stdout + refused.stderr
     snakemake(tmp_path, "--unlock")
@@ -82,6 +85,8 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     report = hivebench_status(tmp_path)
     assert counts(report, "done") == 40 and report["lock"] is None
     assert not list(tmp_path.rglob("*.tmp"))
+    changed = [str(p.relative_to(tmp_path)) for p, kept in finished.items() if (p.read_bytes(), p.stat().st_mtime_ns) != kept]
+    assert not changed, f"cells finished before the kill were written again: {changed}"
 
 
 def test_an_unwritable_folder_fails_its_job_and_keep_going_finishes_the_rest(tmp_path: Path) -> None:
