@@ -50,16 +50,29 @@ BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for 
 # here (a dry run changes nothing). The block's job redoes exactly the damaged cells. `hivebench
 # status` judges with the same study_damage. Only where Snakemake plans the jobs: cluster jobs read
 # this file again.
+#
+# Snakemake offers no public way for a workflow to force jobs: `workflow.dag_settings` (--forcerun) is
+# set only after this file is read (Snakemake 9's DAGApi), and the DAG, with its set of forced files,
+# is made after that. So the private `Workflow._build_dag` is wrapped, to add them when it is built;
+# snakemake is pinned <10 (pyproject.toml, environment.yml), and a Snakemake without that method is
+# refused on every run, damage or not, rather than have damage go unredone in the one run that has it.
+# tests/test_damage_faults.py checks it in a dry run, a run, under profiles/default, and the refusal.
+if not callable(getattr(workflow, "_build_dag", None)):
+    from snakemake import __version__ as SNAKEMAKE_VERSION
+
+    raise WorkflowError(
+        f"hivebench needs Snakemake 9 (it forces the jobs of damaged results through Workflow._build_dag, "
+        f"which Snakemake {SNAKEMAKE_VERSION} lacks): install snakemake>=9,<10"
+    )
+
+
 def force_jobs(outputs):
-    """Have Snakemake run the jobs of `outputs` whatever their files' times. Its DAG (with its set of
-    forced files) is made only after this file is read, so they are added when it is built: while it
-    is read, `workflow.dag_settings` (--forcerun) is not set yet (Snakemake 9's DAGApi sets it after).
-    tests/test_damage_faults.py checks it in a dry run, a run, and under profiles/default."""
+    """Have Snakemake run the jobs of `outputs` whatever their files' times (see above)."""
     build = workflow._build_dag
 
-    def build_forced():
+    def build_forced(*args, **kwargs):
         workflow.dag.forcefiles.update(outputs)
-        build()
+        return build(*args, **kwargs)
 
     workflow._build_dag = build_forced
 

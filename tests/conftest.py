@@ -9,15 +9,22 @@ from typing import Any, Iterator
 
 import pytest
 import yaml
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
+from hypothesis.errors import InvalidArgument
 
 REPO = Path(__file__).resolve().parents[1]
 IN_CI = bool(os.environ.get("CI"))
 
-# CI runs every property test on the same examples; elsewhere each run draws new ones.
-settings.register_profile("ci", derandomize=True)
-if IN_CI:
-    settings.load_profile("ci")
+# CI runs every property test on the same examples; elsewhere each run draws new ones. Hypothesis does
+# it: it registers a "ci" profile of its own (derandomised, no deadline, too_slow suppressed, no example
+# database) and loads it by itself when CI is set (hypothesis/_settings.py). Only a Hypothesis too old to
+# have one gets ours, the same settings.
+try:
+    settings.get_profile("ci")
+except InvalidArgument:
+    settings.register_profile("ci", derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    if IN_CI:
+        settings.load_profile("ci")
 
 SLOW_MARKS = ("model", "vllm", "slurm", "workflow")
 MARKED_BY_FIXTURE = {"tiny_model": "model", "smollm2": "model", "vllm_server": "vllm"}

@@ -16,7 +16,8 @@ import yaml
 from conftest import REPO, write_config
 from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.cells import digest, expand_blocks
-from hivebench.config import ConfigError, load, validate
+from hivebench import config as config_module
+from hivebench.config import MAX_JOB_BYTES, ConfigError, held_episodes, load, validate
 from hivebench.engine.loop import play_block, summary_row
 
 
@@ -194,7 +195,6 @@ def test_a_silobench_report_of_oracle_cells_only(tmp_path):
     from hivebench.suites.silobench.report import render
 
     config = one_task({"kind": "silobench", "task": ["I-01", "II-13"], "oracle": True}, "distributed", [4], seeds=2)
-    config["studies"]["s"]["tasks"] = ["t"]
     rows = [summary_row(cell, digest(cell), record.summary) for cell, record in played(config)]
     episodes = pd.DataFrame(rows)
     html = render(episodes, tmp_path, "silobench/", 200, 0.95, 0, {}, {})
@@ -209,8 +209,8 @@ def test_a_silobench_report_of_oracle_cells_only(tmp_path):
 @pytest.mark.parametrize(
     ("topology", "n", "message"),
     [
-        ("complete", 20000, "the complete topology runs at most 500 agents"),
-        ("regular3", 20000, "the regular3 topology runs at most 5,000 agents"),
+        ("complete", 20000, "protocol: p2p on topology: complete (the default) runs at most 500 agents, got 20,000 (README, Limits; topology: regular3 runs up to 5,000, protocol: store up to 5,000)"),
+        ("regular3", 20000, "protocol: p2p on topology: regular3 runs at most 5,000 agents, got 20,000 (README, Limits)"),
     ],
 )
 def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, message):
@@ -222,6 +222,23 @@ def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, m
 def test_silobench_limits_accept_what_they_allow():
     validate(one_task({"kind": "silobench", "task": "I-01", "rounds": 1}, "distributed", [500]), "x.yaml")
     validate(one_task({"kind": "silobench", "task": "I-01", "topology": "regular3", "rounds": 1}, "distributed", [5000]), "x.yaml")
+
+
+def test_the_store_is_bounded_by_its_own_cost_not_the_complete_topologys(tmp_path):
+    """The store's topology is complete by default, but it has no N^2 messages a round: it runs up to
+    5,000 agents (N^2 bytes per agent's holdings, as regular3), and the message names the protocol."""
+    task = {"kind": "silobench", "task": "I-01", "protocol": "store", "rounds": 1}
+    validate(one_task(task, "distributed", [5000]), "x.yaml")
+    message = refusal(one_task(task, "distributed", [5002]), tmp_path)
+    assert "studies.s.populations[0]: protocol: store runs at most 5,000 agents, got 5,002" in message
+    assert "topology" not in message  # never set: the store's is always complete
+
+
+def test_the_store_limit_is_within_the_job_memory_its_measured_cost_allows():
+    from hivebench.suites.silobench import SiloHooks
+
+    params = {"task": "I-01", "oracle": False, "topology": "complete", "protocol": "store", "rounds": 9, "message_chars": 16000}
+    assert SiloHooks().episode_bytes(params, "random", 5000) < MAX_JOB_BYTES  # 1.3 GB measured (55 N^2)
 
 
 def test_a_silobench_job_is_bounded_by_the_episodes_it_holds_side_by_side(tmp_path):
@@ -240,24 +257,65 @@ def test_a_silobench_job_is_bounded_by_the_episodes_it_holds_side_by_side(tmp_pa
     assert "studies.s: task 't' at N = 4,000 with method 'm' holds about" in refusal(flood, tmp_path)
 
 
-def test_the_silobench_memory_estimate_bounds_a_real_job():
-    """The episode estimate is above what a job of two episodes really takes (peak memory over that
-    of the same process before the job), on each topology (a flood keeps each round's messages)."""
+# The child's own peak: VmHWM (of its own memory, unlike ru_maxrss, which an exec'd child inherits from
+# pytest), reset after the imports by writing 5 to clear_refs, less the resident memory at that point.
+MEASURED_JOB = """
+import gc, sys
+sys.path.insert(0, 'tests')
+from test_config_faults import one_task, played
+def status(key):
+    return next(int(line.split()[1]) * 1024 for line in open('/proc/self/status') if line.startswith(key))
+task = {'kind': 'silobench', 'task': sys.argv[4], 'rounds': int(sys.argv[3]), 'topology': sys.argv[1], 'oracle': sys.argv[5] == 'oracle'}
+played(one_task(task, 'distributed', [4]))  # every module imported first
+gc.collect()
+with open('/proc/self/clear_refs', 'w') as refs:
+    refs.write('5')
+before = status('VmRSS:')
+played(one_task(task, 'distributed', [int(sys.argv[2])], seeds=2))
+print(status('VmHWM:') - before)
+"""
+
+
+@pytest.mark.parametrize(
+    ("topology", "n", "rounds", "task", "oracle"),
+    [("complete", 300, 1, "I-01", ""), ("regular3", 800, 9, "I-01", ""), ("complete", 20000, 1, "III-27", "oracle")],
+)
+def test_the_silobench_memory_estimate_bounds_a_real_job(topology, n, rounds, task, oracle):
+    """The job estimate (the episodes held at once, each by the episode estimate) is above what a job
+    of two episodes really takes, and not far above it (within 8x): on each topology (a flood keeps
+    each round's messages) and for oracle cells (III-27's scores: once 3N x 3N)."""
     from hivebench.suites.silobench import SiloHooks
 
-    script = (
-        "import resource, sys; sys.path.insert(0, 'tests'); from test_config_faults import one_task, played; "
-        "task = {'kind': 'silobench', 'task': 'I-01', 'rounds': int(sys.argv[3]), 'topology': sys.argv[1]}; "
-        "played(one_task(task, 'distributed', [4])); "  # every module imported first
-        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; "
-        "played(one_task(task, 'distributed', [int(sys.argv[2])], seeds=2)); "
-        "print(1024 * (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before))"
-    )
-    for topology, n, rounds in (("complete", 300, 1), ("regular3", 800, 9)):
-        command = [sys.executable, "-c", script, topology, str(n), str(rounds)]
-        used = int(subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True).stdout)
-        params = {"task": "I-01", "oracle": False, "topology": topology, "protocol": "p2p", "rounds": rounds, "message_chars": 16000}
-        assert used < 2 * SiloHooks().episode_bytes(params, "distributed", n), (topology, used)
+    command = [sys.executable, "-c", MEASURED_JOB, topology, str(n), str(rounds), task, oracle]
+    used = int(subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True).stdout)
+    params = {"task": task, "oracle": bool(oracle), "topology": topology, "protocol": "p2p", "rounds": rounds, "message_chars": 16000}
+    estimate = held_episodes(2, n) * SiloHooks().episode_bytes(params, "distributed", n)
+    assert estimate / 8 < used < estimate, (topology, used, estimate)
+
+
+def test_a_job_holds_the_episodes_of_one_lockstep_group_at_once():
+    """engine/loop.py plays a job's cells LOCKSTEP_AGENTS agents at a time (the last record of a group
+    still held while the next plays): what the config check counts."""
+    from hivebench.engine import loop
+
+    assert config_module.LOCKSTEP_AGENTS == loop.LOCKSTEP_AGENTS
+    assert held_episodes(100, 1000) == 100 and held_episodes(7, 50_000) == 3 and held_episodes(1, 100_000) == 1
+    assert held_episodes(100, 20_000) == 6 and held_episodes(5, 20_000) == 5
+
+
+def test_job_memory_counts_the_episodes_played_at_once_not_the_seeds_per_job(monkeypatch, tmp_path):
+    """100 seeds a job at N = 50,000 are played two at a time: 3 episodes of 2 GiB held (6 GiB) fit;
+    at 3 GiB an episode they do not, and the hint is what fits (2, a whole group)."""
+    from hivebench.suites.silobench import SiloHooks
+
+    size = {"each": 2 * 2**30}
+    monkeypatch.setattr(SiloHooks, "episode_bytes", lambda self, params, method, n: size["each"])
+    config = one_task({"kind": "silobench", "task": "I-01", "oracle": True}, "distributed", [50_000], seeds=100)
+    validate(config, "x.yaml")
+    size["each"] = 3 * 2**30
+    message = refusal(config, tmp_path)
+    assert "methods.m.seeds_per_job: 3 episodes of task 't' at N = 50,000 (study 's') side by side hold about 9.0 GiB" in message
+    assert "(seeds_per_job: 2 fits)" in message
 
 
 def test_matrix_multiply_is_bounded_whatever_the_topology_also_as_an_oracle(tmp_path):
@@ -295,6 +353,25 @@ def test_a_utf16_config_is_refused_naming_the_file(config, tmp_path):
     with pytest.raises(ConfigError, match="UTF-16") as info:
         load(path)
     assert str(path) in str(info.value) and "UTF-8" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "mark", "codec"),
+    [("UTF-32", codecs.BOM_UTF32_BE, "utf-32-be"), ("UTF-32", codecs.BOM_UTF32_LE, "utf-32-le"), ("UTF-16", codecs.BOM_UTF16_BE, "utf-16-be")],
+)
+def test_a_utf32_or_utf16_config_is_refused_naming_its_encoding(config, tmp_path, name, mark, codec):
+    path = tmp_path / "wide.yaml"
+    path.write_bytes(mark + yaml.safe_dump(config).encode(codec))
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert f"not UTF-8: it starts with a {name} byte-order mark; save it as UTF-8" in str(info.value)
+
+
+def test_a_long_string_is_shown_with_its_own_length():
+    from hivebench.config import _shown
+
+    assert _shown("x" * 200).endswith("... (200 characters)")
+    assert _shown(list(range(200))).endswith("... (200 entries)")
 
 
 def test_a_string_where_a_name_or_an_integer_is_allowed_is_told_both(tmp_path):

@@ -63,6 +63,16 @@ def keep_time(path: Path, data: bytes) -> None:
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
+def damage_a_page(path: Path) -> None:
+    """Flip a byte in the last page of a Parquet file's first column chunk, size and time kept: the
+    footer still reads, only a full read (page checksums) sees it."""
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    data = bytearray(path.read_bytes())
+    start = min(filter(None, (chunk.dictionary_page_offset, chunk.data_page_offset)))
+    data[start + chunk.total_compressed_size - 1] ^= 0xFF
+    keep_time(path, bytes(data))
+
+
 def episode_value(workdir: Path, seed: int, column: str) -> object:
     rows = pq.read_table(workdir / EPISODES).to_pylist()
     (row,) = [r for r in rows if r["method"] == "random" and r["population"] == 3 and r["seed"] == seed]
@@ -143,11 +153,7 @@ def test_a_dry_run_plans_the_rerun_and_changes_nothing(finished: Path) -> None:
 def test_damage_found_by_verify_reruns_in_a_real_run_and_under_the_profile(finished: Path, profile: bool) -> None:
     """The rerun verify sets up happens in a real run (with the default profile too), and only once."""
     cell = finished / CELLS / "soft_fp/n5/s7.parquet"
-    chunk = pq.ParquetFile(cell).metadata.row_group(0).column(0)
-    data = bytearray(cell.read_bytes())
-    start = min(filter(None, (chunk.dictionary_page_offset, chunk.data_page_offset)))
-    data[start + chunk.total_compressed_size - 1] ^= 0xFF  # the chunk's last page: the footer still reads
-    keep_time(cell, bytes(data))
+    damage_a_page(cell)
     assert hivebench(finished, "verify").returncode == 1
     args = ["--profile", str(Path(__file__).resolve().parents[1] / "profiles/default")] if profile else []
     snakemake(finished, *args)
@@ -173,3 +179,34 @@ def test_verify_names_the_damaged_side_table(tmp_path: Path, monkeypatch: pytest
     result = hivebench(tmp_path, "verify")
     assert result.returncode == 1
     assert f"{folder}/s0.messages.parquet: " in result.stdout and f"{folder}/s0.parquet: " not in result.stdout
+
+
+def test_damage_verify_found_in_a_study_table_is_named_and_collected_again(finished: Path) -> None:
+    """A page of the study's episodes table damaged in place, size and time kept: only verify's full
+    read sees it; what it records, status names and Snakemake plans, until collect writes it again."""
+    table = finished / EPISODES
+    damage_a_page(table)
+    assert status(finished)["problems"] == []  # size, time and framing intact
+    result = hivebench(finished, "verify")
+    assert result.returncode == 1 and f"{EPISODES}: does not read back whole" in result.stdout
+    assert f"{EPISODES}: does not read back whole (the next snakemake run redoes it)" in status(finished)["problems"]
+    assert planned_jobs(finished)["collect"] == 1
+    snakemake(finished)
+    assert pq.read_table(finished / EPISODES).num_rows == 40 and status(finished)["problems"] == []
+    assert hivebench(finished, "verify").returncode == 0
+
+
+def test_a_snakemake_without_the_method_damage_reruns_through_is_refused_on_every_run(tmp_path: Path) -> None:
+    """rules/common.smk forces damaged jobs through Snakemake's private Workflow._build_dag: a
+    Snakemake without it fails every run (here one with nothing damaged, nothing run), naming its
+    version, not only a run that has damage to redo."""
+    write_config(tmp_path / "config.yaml", tiny_config())
+    repo = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys; from snakemake.cli import main; import snakemake.workflow as w; "
+        "del w.Workflow._build_dag; sys.argv[0] = 'snakemake'; main()"
+    )
+    args = ["-s", str(repo / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "1", "-n"]
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "Workflow._build_dag, which Snakemake 9." in result.stderr + result.stdout

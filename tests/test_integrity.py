@@ -16,12 +16,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import read_only
-from hivebench.cells import Block, all_blocks, canonical_json, cell_path, job_cells, side_path, study_damage
+from conftest import read_only, write_config
+from hivebench import cli, verify
+from hivebench.cells import Block, all_blocks, canonical_json, cell_path, digest, job_cells, side_path, study_damage
 from hivebench.config import validate
 from hivebench.engine.loop import run_block
 from hivebench.status import lock_note, status
-from hivebench.store import CELL_KEY, HASH_KEY, SEAL_KEY, SUMMARY_KEY, sealed, temp_files, write_atomic, write_json
+from hivebench.store import CELL_KEY, HASH_KEY, SEAL_KEY, SUMMARY_KEY, read_cell, sealed, temp_files, write_atomic, write_json
 from hivebench.verify import deep_damage
 
 
@@ -41,6 +42,14 @@ def keep_time(path: Path, change) -> None:
     before = path.stat()
     change(path)
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def damage_a_page(path: Path) -> None:
+    """Flip a byte inside the first column chunk's data page: the footer still reads."""
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    data = bytearray(path.read_bytes())
+    data[chunk.data_page_offset + chunk.total_compressed_size - 1] ^= 0xFF
+    path.write_bytes(bytes(data))
 
 
 @pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
@@ -140,15 +149,7 @@ def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
     block = blocks[0]
     run(block)
     cell = Path(cell_path(next(block.cells())))
-    chunk = pq.ParquetFile(cell).metadata.row_group(0).column(0)
-    inside_a_page = chunk.data_page_offset + chunk.total_compressed_size - 1  # the footer still reads
-
-    def flip(path: Path) -> None:
-        data = bytearray(path.read_bytes())
-        data[inside_a_page] ^= 0xFF
-        path.write_bytes(bytes(data))
-
-    keep_time(cell, flip)
+    keep_time(cell, damage_a_page)
     assert block.damage() == {} and pq.read_schema(cell).metadata  # invisible to the quick check
     assert deep_damage(block) == {str(cell): "does not read back whole"}
     assert run(block) == 1 and deep_damage(block) == {}
@@ -216,7 +217,7 @@ def change_summary(path: Path, copy: str = "arrow") -> None:
     "copy,problem",
     [("arrow", "its footer's two copies of its metadata differ"),
      ("parquet", "its footer's two copies of its metadata differ"),
-     ("both", "its metadata (cell, summary, side-table hashes) does not match its seal")],
+     ("both", "its metadata (cell, summary, side-table hashes, columns) does not match its seal")],
 )  # fmt: skip
 def test_a_changed_summary_in_a_footer_is_found_and_its_cell_redone(blocks, copy, problem):
     block = blocks[0]
@@ -240,8 +241,14 @@ def test_a_cell_file_written_before_seals_is_kept(blocks):
     assert deep_damage(block) == {} and run(block) == 0
 
 
-def test_the_seal_covers_every_hivebench_key():
+def test_the_seal_covers_every_hivebench_key_and_the_columns():
+    import pyarrow as pa
+
     metadata = {CELL_KEY: b"{}", HASH_KEY: b"abc", SUMMARY_KEY: b'{"x": 1}', b"other": b"not covered"}
+    columns = pa.schema([("agent", pa.int64()), ("color", pa.string())])
+    assert sealed(metadata, columns)[SEAL_KEY] != sealed(metadata, pa.schema([("agenT", pa.int64()), ("color", pa.string())]))[SEAL_KEY]
+    assert sealed(metadata, columns)[SEAL_KEY] != sealed(metadata, pa.schema([("agent", pa.int32()), ("color", pa.string())]))[SEAL_KEY]
+    assert sealed(metadata, columns)[SEAL_KEY] == sealed(metadata, columns.with_metadata({b"other": b"x"}))[SEAL_KEY]
     seal = sealed(metadata)[SEAL_KEY]
     assert sealed({**metadata, b"other": b"changed"})[SEAL_KEY] == seal
     assert sealed({**metadata, SUMMARY_KEY: b'{"x": 2}'})[SEAL_KEY] != seal
@@ -258,10 +265,9 @@ def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_r
     assert block.damage() == {}  # no record: the quick check cannot tell it from a cell the config changed
     write_json({"state": "done", **job_cells(block.spec())}, block.record_path)
     assert block.damage() == {str(second): "holds another cell (its footer lacks the cell's hash)"}
-    stale = Block({**block.shared, "population": 4}, block.seeds, block.first, block.last)
-    assert stale.summary_path != block.summary_path  # (a parameter change keeps the path; the spec differs)
+    # A parameter change keeps the path, and the spec differs: the cells are stale (pending), not damage.
     changed = Block({**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last)
-    assert changed.summary_path == block.summary_path and changed.damage() == {}  # stale cells: pending, not damage
+    assert changed.summary_path == block.summary_path and changed.damage() == {}
 
 
 def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
@@ -273,3 +279,96 @@ def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
     first, second = (cell_path(cell) for cell in block.cells())
     keep_time(Path(side_path(first, "messages")), lambda p: p.write_bytes(Path(side_path(second, "messages")).read_bytes()))
     assert deep_damage(block) == {side_path(first, "messages"): "is not the side table its cell file was written with"}
+
+
+def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):
+    """Review of issue 21: a byte of a column name changed in the footer's schema (file size and time
+    kept) was read back as a renamed column, and the file counted whole."""
+    block = blocks[0]
+    run(block)
+    cell = Path(cell_path(next(block.cells())))
+    name = pq.read_schema(cell).names[0]
+
+    def rename(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        footer = len(data) - 8 - int.from_bytes(data[-8:-4], "little")
+        at = data.index(name.encode(), footer)  # the footer's schema comes first in it
+        data[at] = ord(name[0].swapcase())
+        path.write_bytes(bytes(data))
+
+    keep_time(cell, rename)
+    assert pq.read_table(cell).column_names[0] == name[0].swapcase() + name[1:]  # read back renamed
+    assert block.damage() == {}  # file times and framing intact
+    problem = "its metadata (cell, summary, side-table hashes, columns) does not match its seal"
+    assert read_cell(cell, digest(next(block.cells()))) == (None, {str(cell): problem})
+    assert deep_damage(block) == {str(cell): problem}
+    assert run(block) == 1 and deep_damage(block) == {} and pq.read_schema(cell).names[0] == name
+
+
+@pytest.mark.parametrize(
+    "record",
+    [{"state": "done", "seeds": 5},
+     {"state": "done", "seeds": [0, "1"]},
+     {"state": "done", "seeds": [0, 1, 2, 3, 4], "hashes": [1, 2, 3, 4, 5]},  # its spec's hash is set below
+     {"state": "done", "hashes": "abc"},
+     {"damage": ["x"], "damage_summary_mtime_ns": 0},
+     {"damage": {"x": 1}},
+     {"damage_summary_mtime_ns": "now"},
+     {"state": ["failed"]},
+     {"state": "running", "pid": "12"},
+     ["not", "an", "object"]],
+)  # fmt: skip
+def test_a_malformed_job_record_is_as_good_as_none(blocks, record):
+    """Review of issue 21: a record edited by hand ("seeds": 5, an integer hash) raised TypeError or
+    AttributeError in Block.damage, in every Snakemake run's parse."""
+    block = blocks[0]
+    run(block)
+    if isinstance(record, dict) and "hashes" in record and "seeds" in record:
+        record["spec"] = digest(block.spec())
+    write_json(record, block.record_path)
+    assert block.damage() == {}
+    assert status({"tiny": [block]}, {}).rows[0]["done"] == 5
+    assert block.record() == {}
+
+
+def verify_main(tmp_path: Path, config: dict) -> int:
+    write_config(tmp_path / "config.yaml", config)
+    return cli.main(["verify", "config.yaml"])
+
+
+def test_verify_keeps_no_damage_of_files_a_job_wrote_again_while_it_read_them(config, blocks, tmp_path, monkeypatch, capsys):
+    """Review of issue 21: the summary's time was taken when the record was written, so damage found
+    in the old files was attached to the summary a job had written meanwhile."""
+    block = blocks[0]
+    run(block)
+    keep_time(Path(cell_path(next(block.cells()))), damage_a_page)
+    read = verify.deep_damage
+
+    def read_while_the_job_reruns(block):
+        damage = read(block)
+        if damage:
+            time.sleep(0.01)
+            run(block)  # the job redoes the damaged cell and writes its summary again
+        return damage
+
+    monkeypatch.setattr(verify, "deep_damage", read_while_the_job_reruns)
+    assert verify_main(tmp_path, config) == 1
+    assert block.damage() == {} and "damage" not in block.record()  # the rerun's files are whole
+    assert f"{block.summary_path}: written again while verify read it: not judged" in capsys.readouterr().out
+    monkeypatch.setattr(verify, "deep_damage", read)
+    assert verify_main(tmp_path, config) == 0
+
+
+def test_verify_refuses_while_a_snakemake_run_holds_the_lock(config, blocks, tmp_path, monkeypatch, capsys):
+    """Review of issue 21: verify read files and wrote job records while a running job wrote them."""
+    from hivebench import status as status_module
+
+    run(blocks[0])
+    (tmp_path / ".snakemake" / "locks").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "locks" / "0.input.lock").write_text("results/x\n")
+    monkeypatch.setattr(status_module, "_snakemake_processes_here", lambda: [4321])
+    assert verify_main(tmp_path, config) == 2
+    assert "a Snakemake run is in progress in this directory (process 4321)" in capsys.readouterr().err
+    assert "damage" not in blocks[0].record()
+    monkeypatch.setattr(status_module, "_snakemake_processes_here", lambda: [])  # a killed run's lock
+    assert verify_main(tmp_path, config) == 0

@@ -17,8 +17,11 @@ def test_the_parameter_count_is_the_models(tiny_model: Path) -> None:
     assert parameters(model_config(tiny_model)) == sum(p.numel() for p in model.parameters())
 
 
+# Peaks are VmHWM (/proc/self/status), this process's own high-water mark: it starts at exec, and writing
+# "5" to /proc/self/clear_refs starts it again from the current resident size. Not ru_maxrss: a child
+# inherits its parent's (here pytest's, large once models are loaded) at exec, and clear_refs leaves it.
 MEASURE = """
-import json, resource, sys
+import json, sys
 from hivebench.models import ChatRequest, Sampling
 from hivebench.agents.llm import decision_schema
 from hivebench.models.local import TransformersBackend, load_model
@@ -31,10 +34,12 @@ backend = TransformersBackend("m", path, dtype="bfloat16")
 _, tokenizer, _ = load_model(path, 1, "bfloat16")
 prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in asked]
 longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"])
-loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the peak so far: loading the model
-open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM, ru_maxrss) starts again from here
+def hwm_mb():
+    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")) / 1024
+loaded = hwm_mb()  # the peak since exec: loading the model
+open("/proc/self/clear_refs", "w").write("5")  # VmHWM starts again from the resident size now
 backend.complete(asked, lambda i, r: None)
-batch = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+batch = hwm_mb()
 print(json.dumps({"longest": longest, "peak_mb": max(loaded, batch), "batch_peak_mb": batch}))
 """
 

@@ -3,6 +3,10 @@ what it does with long messages and unknown actions, the heuristic against rando
 
 from __future__ import annotations
 
+import functools
+from types import MappingProxyType
+from typing import Callable
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -78,29 +82,36 @@ def test_an_llm_agent_plays_swarmbench_long_messages_are_cut_and_unknown_actions
     assert actions[n : 2 * n] == ["UP", "LEFT", "STAY", "STAY"]  # the fallback stays
 
 
-def summaries(method: str, task: str) -> list[dict]:
-    """Eight episodes of `method` on `task` with 16 agents."""
+def summaries(method: str, task: str) -> tuple[MappingProxyType, ...]:
+    """Eight episodes of `method` on `task` with 16 agents (their summaries, read-only)."""
     config = study({"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method})
     config["studies"]["s"]["seeds"] = 8
     from hivebench.cells import expand_blocks
     from hivebench.engine.loop import play_block
 
     cells = [c for b in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for c in b.cells()]
-    return [r.summary for r in play_block(cells)]
+    return tuple(MappingProxyType(r.summary) for r in play_block(cells))
 
 
-def test_the_heuristic_beats_random_where_its_rule_can():
+@pytest.fixture(scope="module")
+def played() -> Callable[[str, str], tuple[MappingProxyType, ...]]:
+    """summaries(method, task), each pair played once for the whole module, on first use: the tests
+    below share them and only read them."""
+    return functools.cache(summaries)
+
+
+def test_the_heuristic_beats_random_where_its_rule_can(played):
     for task in ("pursuit", "synchronization", "foraging", "flocking", "transport"):
-        heuristic = [s["score"] for s in summaries("heuristic", task)]
-        random = [s["score"] for s in summaries("random", task)]
+        heuristic = [s["score"] for s in played("heuristic", task)]
+        random = [s["score"] for s in played("random", task)]
         assert np.mean(heuristic) > np.mean(random) + 0.5, (task, heuristic, random)
-    assert [s["score"] for s in summaries("heuristic", "synchronization")] == [60.0] * 8  # the clock agrees every round
+    assert [s["score"] for s in played("heuristic", "synchronization")] == [60.0] * 8  # the clock agrees every round
 
 
-def test_random_never_moves_the_box_and_the_heuristic_does():
-    for summary in summaries("random", "transport"):
+def test_random_never_moves_the_box_and_the_heuristic_does(played):
+    for summary in played("random", "transport"):
         assert summary["box_path"] == [[0, 0]] * 101 and summary["escaped"] == 0 and summary["score"] == 0
-    moved = [max(abs(d) for state in s["box_path"] for d in state) for s in summaries("heuristic", "transport")]
+    moved = [max(abs(d) for state in s["box_path"] for d in state) for s in played("heuristic", "transport")]
     assert sum(m > 0 for m in moved) >= 6, moved
 
 

@@ -5,10 +5,12 @@ prompts (against the real server, with the tiny model)."""
 
 from __future__ import annotations
 
+import re
 import urllib.request
+from pathlib import Path
 
 import pytest
-from servers import CPU_SAFE_FLAGS, MAX_MODEL_LEN
+import servers
 
 from conftest import REPO
 from hivebench.models import ChatRequest, Sampling
@@ -31,21 +33,85 @@ def seeded(n: int) -> list[ChatRequest]:
 
 def cpu_safe(flags: list[str], max_model_len: int) -> bool:
     """Chunked prefill off, and a step budget of at least a whole context."""
-    budget = flags.index("--max-num-batched-tokens")
-    return "--no-enable-chunked-prefill" in flags and int(flags[budget + 1]) >= max_model_len
+    if "--no-enable-chunked-prefill" not in flags or "--max-num-batched-tokens" not in flags[:-1]:
+        return False
+    budget = flags[flags.index("--max-num-batched-tokens") + 1]
+    return budget.isdigit() and int(budget) >= max_model_len
+
+
+# A line that starts a vLLM server: `vllm serve ...` or `<python> -m vllm.entrypoints.openai.api_server ...`,
+# at the start of the line (after indentation, a YAML comment's `#`, a shell prompt, `VAR=value`s).
+SERVER_START = re.compile(
+    r"^\s*(?:#\s*)?(?:\$\s*)?(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
+    r"(?P<command>(?:vllm\s+serve|\S+\s+-m\s+vllm\.entrypoints\.openai\.api_server)\b.*)$"
+)
+# The line after a command that gives what vLLM's CPU build adds to it (config/examples/llm-servers.yaml).
+CPU_ADDITIONS = re.compile(r"vLLM's CPU build.*\bneeds:\s*(?P<flags>--.*)$")
+
+
+def documented_cpu_commands(text: str) -> list[list[str]]:
+    """Every vLLM server command in `text`, as vLLM's CPU build would be started with it.
+
+    The README's commands are for the CPU build (its "vLLM on a CPU" paragraph; GPU builds rewind
+    their generators and need no flags). The one rule that leaves a command out as given: a command
+    whose next line says what "vLLM's CPU build ... needs:" is the GPU form, and is checked with
+    those additions, which is how a CPU user runs it."""
+    lines = text.splitlines()
+    commands = []
+    for i, line in enumerate(lines):
+        start = SERVER_START.match(line)
+        if start is None:
+            continue
+        flags = start["command"].split(" #")[0].split()  # without a trailing comment
+        additions = CPU_ADDITIONS.search(lines[i + 1]) if i + 1 < len(lines) else None
+        commands.append(flags + (additions["flags"].split() if additions else []))
+    return commands
+
+
+def unsafe(commands: list[list[str]]) -> list[str]:
+    """The commands that lack chunked prefill off or a step budget of a whole context."""
+    bad = []
+    for flags in commands:
+        length = flags.index("--max-model-len") + 1 if "--max-model-len" in flags[:-1] else None
+        if length is None or not flags[length].isdigit() or not cpu_safe(flags, int(flags[length])):
+            bad.append(" ".join(flags))
+    return bad
 
 
 @pytest.mark.parametrize("path", ["README.md", "config/examples/llm-servers.yaml"])
 def test_every_documented_cpu_server_command_turns_chunked_prefill_off(path: str) -> None:
-    commands = [line.split() for line in (REPO / path).read_text().splitlines() if "--no-enable-chunked-prefill" in line]
-    assert commands, f"{path} gives no vLLM CPU server command"
-    for flags in commands:
-        length = flags.index("--max-model-len")
-        assert cpu_safe(flags, int(flags[length + 1])), (path, " ".join(flags))
+    commands = documented_cpu_commands((REPO / path).read_text())
+    assert commands, f"{path} gives no vLLM server command"
+    assert not unsafe(commands), path
 
 
-def test_the_test_server_runs_with_the_documented_flags() -> None:
-    assert cpu_safe(list(CPU_SAFE_FLAGS), MAX_MODEL_LEN)
+def test_a_documented_command_without_the_flag_is_caught() -> None:
+    """The check above fails on the README with the flag taken out of one command (a copy of its text)."""
+    readme = (REPO / "README.md").read_text()
+    assert "--no-enable-chunked-prefill" in readme
+    without = readme.replace(" --no-enable-chunked-prefill", "", 1)
+    assert len(unsafe(documented_cpu_commands(without))) == 1
+    gpu_form = "#   vllm serve M    # any server\n#     vLLM's CPU build also needs: --max-model-len 8 --max-num-batched-tokens 8\n"
+    assert unsafe(documented_cpu_commands(gpu_form)) == ["vllm serve M --max-model-len 8 --max-num-batched-tokens 8"]
+
+
+def test_the_test_server_runs_with_the_documented_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command start_vllm runs (caught before it starts anything) is a CPU-safe server command."""
+    started = []
+
+    class Caught:
+        pid = -1
+
+        def __init__(self, command: list[str], **kwargs: object) -> None:
+            started.append(command)
+
+    monkeypatch.setattr(servers.subprocess, "Popen", Caught)
+    monkeypatch.setattr(servers, "wait_until_up", lambda *args, **kwargs: None)
+    servers.start_vllm(tmp_path / "model", "tiny", tmp_path / "server.log")
+    [command] = started
+    assert SERVER_START.match(" ".join(command)), command  # the rule above finds it as a server command
+    assert not unsafe([command]), command
+    assert cpu_safe(list(servers.CPU_SAFE_FLAGS), servers.MAX_MODEL_LEN)
 
 
 def test_the_documented_server_command_serves_seeded_load(vllm_server: str) -> None:

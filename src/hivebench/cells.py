@@ -82,12 +82,13 @@ class Block:
         return (make_cell(self.shared, seed) for seed in self.seeds)
 
     def record(self) -> dict[str, Any]:
-        """The record of this block's last job run ({} when none or unreadable)."""
+        """The record of this block's last job run ({} when none, unreadable, or malformed: a record
+        edited by hand is as good as none, rather than an error in every Snakemake run)."""
         try:
             record = json.loads(Path(self.record_path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
-        return record if isinstance(record, dict) else {}
+        return record if well_formed_record(record) else {}
 
     def damage(self) -> dict[str, str]:
         """What cannot be trusted of this block's finished output, as {path: what is wrong}: a cell
@@ -103,15 +104,15 @@ class Block:
         record = self.record()
         verified = record.get("damage")  # found by `hivebench verify` in this very summary's output
         found = dict(verified) if isinstance(verified, dict) and record.get("damage_summary_mtime_ns") == written else {}
-        if self.summary_path not in found and not parquet_framed(self.summary_path):
+        if self.summary_path not in found and parquet_problem(self.summary_path) is not None:
             found[self.summary_path] = NOT_WHOLE
         done = record.get("state") == "done"
-        ran = set(record.get("seeds") or ()) if done else None
+        ran = set(record.get("seeds", ())) if done else None
         # The hashes the job wrote, if it ran exactly these cells (else the config changed since: the
         # params changed, and the stale cells are not damage).
         hashes: dict[int, str] = {}
         if done and record.get("spec") == digest(self.spec()):
-            hashes = dict(zip(record.get("seeds") or (), record.get("hashes") or ()))
+            hashes = dict(zip(record.get("seeds", ()), record.get("hashes", ())))
         for cell in self.cells():
             for index, path in enumerate(cell_files(cell)):
                 if path in found:
@@ -123,6 +124,32 @@ class Block:
                 if problem:
                     found[path] = problem
         return found
+
+
+# The types of what a job record holds (`hivebench episodes` and `hivebench verify` write them).
+RECORD_TYPES: dict[str, type] = {
+    "state": str, "spec": str, "host": str, "pid": int, "exit": int, "error": str, "damage_summary_mtime_ns": int,
+}  # fmt: skip
+
+
+def well_formed_record(record: Any) -> bool:
+    """Whether a job record read from JSON holds what `Block.damage` and `hivebench status` use with
+    the types they use it as: seeds a list of integers, hashes a list of strings, damage {path: text}."""
+
+    def all_of(kind: type, values: Any) -> bool:
+        return isinstance(values, list) and all(isinstance(v, kind) and not isinstance(v, bool) for v in values)
+
+    if not isinstance(record, dict):
+        return False
+    if any(key in record and (not isinstance(record[key], kind) or isinstance(record[key], bool)) for key, kind in RECORD_TYPES.items()):
+        return False
+    damage = record.get("damage", {})
+    return (
+        all_of(int, record.get("seeds", []))
+        and all_of(str, record.get("hashes", []))
+        and isinstance(damage, dict)
+        and all(isinstance(v, str) for v in damage.values())
+    )
 
 
 def job_cells(spec: dict[str, Any]) -> dict[str, Any]:
@@ -164,15 +191,22 @@ def oversized_jobs(blocks: dict[str, list[Block]]) -> Iterator[str]:
 
 def study_damage(study: str, blocks: Iterable[Block]) -> dict[str, dict[str, str]]:
     """Damage in a study's finished output, by the output whose job must redo it: a block summary
-    ({path: what is wrong} of `Block.damage`), or a study table that is not a whole Parquet file or
-    that `hivebench verify` found damaged since it was written. Nothing is changed on disk."""
+    ({path: what is wrong} of `Block.damage`), or a study table (`table_damage`). Nothing is changed
+    on disk."""
     found = {block.summary_path: damage for block in blocks if (damage := block.damage())}
+    return {**found, **{table: {table: problem} for table, problem in table_damage(study).items()}}
+
+
+def table_damage(study: str) -> dict[str, str]:
+    """{table: what is wrong} of a study's tables that are not whole Parquet files, or that
+    `hivebench verify` found damaged since they were written (a table not there yet is no damage)."""
     recorded = recorded_table_damage(study)
+    found = {}
     for table in study_tables(study):
-        if parquet_problem(table) == NOT_WHOLE:  # (a table not there yet is no damage)
-            found[table] = {table: NOT_WHOLE}
+        if parquet_problem(table) == NOT_WHOLE:
+            found[table] = NOT_WHOLE
         elif table in recorded:
-            found[table] = {table: recorded[table]}
+            found[table] = recorded[table]
     return found
 
 
@@ -188,7 +222,10 @@ def recorded_table_damage(study: str) -> dict[str, str]:
         return {
             table: entry["problem"]
             for table, entry in record.items()
-            if os.path.exists(table) and os.stat(table).st_mtime_ns == entry["mtime_ns"]
+            if table in study_tables(study)  # (a path edited into the record by hand is none of ours)
+            and isinstance(entry["problem"], str)
+            and os.path.exists(table)
+            and os.stat(table).st_mtime_ns == entry["mtime_ns"]
         }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
@@ -226,12 +263,6 @@ def parquet_problem(path: str, holds: str | None = None, written: int | None = N
         return NOT_WHOLE
     finally:
         os.close(fd)
-
-
-def parquet_framed(path: str) -> bool:
-    """Whether a file starts and ends with Parquet's magic bytes: a truncated file, or one overwritten
-    with something else, does not."""
-    return parquet_problem(path) is None
 
 
 class CellError(ValueError):

@@ -174,28 +174,43 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from hivebench.verify import deep_damage, record_block_damage, record_table_damage, table_damage
+    from hivebench.status import running_snakemake
+    from hivebench.verify import verify_block, verify_tables
 
+    if runs := running_snakemake():
+        # Its jobs write results and job records: what is read now may be half old, half new.
+        print(
+            f"hivebench verify: error: a Snakemake run is in progress in this directory (process "
+            f"{', '.join(map(str, runs))}): verify once it has finished",
+            file=sys.stderr,
+        )
+        return 2
     _, blocks = _blocks(args)
     finished = [b for study_blocks in blocks.values() for b in study_blocks if Path(b.summary_path).exists()]
     found = {}  # a block summary or study table -> the damage its job redoes
+    rewritten = []  # outputs their job wrote again while verify read them: not judged
     for block in finished:
-        if damage := deep_damage(block):
-            record_block_damage(block, damage)
+        damage, current = verify_block(block)
+        if not current:
+            rewritten.append(block.summary_path)
+        elif damage:
             found[block.summary_path] = damage
     for study in blocks:
-        damage = table_damage(study)
-        record_table_damage(study, damage)
-        found.update({table: {table: problem} for table, problem in damage.items()})
+        damage, changed = verify_tables(study)
+        rewritten += changed
+        found.update({table: {table: problem} for table, problem in damage.items() if table not in changed})
     for damage in found.values():
         print("\n".join(f"{path}: {problem}" for path, problem in damage.items()))
+    for path in rewritten:
+        print(f"{path}: written again while verify read it: not judged (run `hivebench verify` again)")
     cells = sum(len(b.seeds) for b in finished)
     print(f"{args.config}: read {cells} cells of {len(finished)} finished jobs and the study tables back in full: ", end="")
-    if found:
-        print(f"{len(found)} jobs have damage; `snakemake` redoes exactly the damaged files")
-        return 1
-    print("no damage")
-    return 0
+    outcome = [
+        *([f"{len(found)} jobs have damage; `snakemake` redoes exactly the damaged files"] if found else []),
+        *([f"{len(rewritten)} outputs were written again meanwhile"] if rewritten else []),
+    ]
+    print("; ".join(outcome) or "no damage")
+    return 1 if outcome else 0
 
 
 def cmd_prepare_model(args: argparse.Namespace) -> int:

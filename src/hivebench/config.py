@@ -11,6 +11,7 @@ import copy
 import math
 import os
 import re
+from collections import Counter
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -28,6 +29,9 @@ MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (rai
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
 MAX_JOB_BYTES = 8 * 2**30  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
+# engine/loop.py's: a job plays its missing cells in groups of at most this many agents (at least one
+# cell a group), so at most LOCKSTEP_AGENTS // N episodes at once (here: loop.py imports pyarrow)
+LOCKSTEP_AGENTS = 100_000
 # The anchors file of a config that names none: the workbench's own (the workflow's config/anchors.yaml)
 DEFAULT_ANCHORS = Path(__file__).resolve().parents[2] / "config" / "anchors.yaml"
 
@@ -70,8 +74,10 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(str(path), ["not a regular file"])
     try:
         with path.open("rb") as stream:  # bytes: PyYAML reports bad UTF-8 with its position and the file
-            if stream.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # PyYAML would decode it
-                raise ConfigError(str(path), ["not UTF-8: it starts with a UTF-16 (or UTF-32) byte-order mark; save it as UTF-8"])
+            start = stream.read(4)  # UTF-32 first: its little-endian mark starts with UTF-16's
+            for name, marks in (("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)), ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))):
+                if start.startswith(marks):  # PyYAML would decode UTF-16, and fail on UTF-32 with a generic error
+                    raise ConfigError(str(path), [f"not UTF-8: it starts with a {name} byte-order mark; save it as UTF-8"])
             stream.seek(0)
             data = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
@@ -236,7 +242,10 @@ def _shown(value: Any, limit: int = 60) -> str:
     text = repr(value)
     if len(text) <= limit:
         return text
-    size = f"{len(value):,} entries" if isinstance(value, (list, dict)) else f"{len(text):,} characters"
+    if isinstance(value, (list, dict)):
+        size = f"{len(value):,} entries"
+    else:  # the value's own length (a string's, not its repr's with the quotes), else its repr's
+        size = f"{len(value) if isinstance(value, str) else len(text):,} characters"
     return f"{text[:limit]}... ({size})"
 
 
@@ -439,11 +448,12 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     continue
                 for problem in hooks.method_problems(params, method["kind"], sizes):
                     yield f"tasks.{task_name}.{problem} (study {study_name!r}, method {method_name!r})"
-                side_by_side = min(method["seeds_per_job"], _seed_count(study, method_name))  # a job's episodes
+                _, block = _blocks(study, method_name, method["seeds_per_job"])  # a job's largest block
                 for n in sizes:
                     each = hooks.episode_bytes(params, method["kind"], n)
-                    if side_by_side * each > MAX_JOB_BYTES:
-                        yield _job_memory_problem(study_name, task_name, method_name, n, side_by_side, each)
+                    held = held_episodes(block, n)
+                    if held * each > MAX_JOB_BYTES:
+                        yield _job_memory_problem(study_name, task_name, method_name, n, held, each)
             for n in sizes:
                 steps = hooks.agent_steps(params, n)
                 if steps > MAX_AGENT_STEPS:
@@ -468,16 +478,35 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
             yield from _file_problem(f"methods.{name}.file", base / method["file"])
 
 
+def held_episodes(block: int, n: int) -> int:
+    """How many episodes of N agents a job of `block` missing seeds holds at once (engine/loop.py,
+    run_block): it plays them in groups of LOCKSTEP_AGENTS // N (at least one), each group's records
+    held until written, and the last record of a group is still held while the next one plays."""
+    group = max(1, LOCKSTEP_AGENTS // n)
+    return block if block <= group else group + 1
+
+
 def _job_memory_problem(study: str, task: str, method: str, n: int, side_by_side: int, each: int) -> str:
     """A job holds its seeds' episodes side by side: fewer seeds per job, or a smaller episode."""
     held = f"about {side_by_side * each / 2**30:,.1f} GiB, {each / 2**20:,.0f} MiB an episode"
     limit = f"the limit of a job is {MAX_JOB_BYTES / 2**30:g} GiB"
-    if each > MAX_JOB_BYTES:
+    fits = min(MAX_JOB_BYTES // each, max(1, LOCKSTEP_AGENTS // n))  # a block held whole, within the limit
+    if fits == 0:
         return f"studies.{study}: task {task!r} at N = {n:,} with method {method!r} holds {held}; {limit}: lower N (or the task's rounds)"
     return (
         f"methods.{method}.seeds_per_job: {side_by_side} episodes of task {task!r} at N = {n:,} (study {study!r}) "
-        f"side by side hold {held}; {limit} (seeds_per_job: {MAX_JOB_BYTES // each} fits)"
+        f"side by side hold {held}; {limit} (seeds_per_job: {fits} fits)"
     )
+
+
+def _blocks(study: dict[str, Any], method: str, per_job: int) -> tuple[int, int]:
+    """How many job blocks a method's seeds make in a study, and the most seeds one of them has
+    (cells.study_blocks: a block is the seeds of one seed // seeds_per_job)."""
+    seeds = study.get("method_seeds", {}).get(method, study["seeds"])
+    if isinstance(seeds, int):
+        return -(-seeds // per_job), min(per_job, seeds)
+    sizes = Counter(s // per_job for s in seeds)
+    return len(sizes), max(sizes.values(), default=0)
 
 
 def _seed_count(study: dict[str, Any], method: str) -> int:
@@ -567,9 +596,7 @@ def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict
     for method in study["methods"]:
         if method not in config["methods"]:
             continue
-        per_job = config["methods"][method]["seeds_per_job"]
-        seeds = study.get("method_seeds", {}).get(method, study["seeds"])
-        blocks += -(-seeds // per_job) if isinstance(seeds, int) else len({s // per_job for s in seeds})
+        blocks += _blocks(study, method, config["methods"][method]["seeds_per_job"])[0]
         cells += _seed_count(study, method)
     return sizes * blocks, sizes * cells
 

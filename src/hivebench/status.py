@@ -14,7 +14,6 @@ pending:  the rest (never run, or stale after a parameter change).
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 from collections import defaultdict
@@ -39,10 +38,7 @@ class Report:
 
 def job_state(block: Block) -> tuple[str | None, str]:
     """(failed | running | None, what to tell) from the record the block's last job wrote."""
-    try:
-        record = json.loads(Path(block.record_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None, ""
+    record = block.record()
     where = f"job {block.summary_path}"
     if record.get("state") == "failed":
         return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"
@@ -101,7 +97,7 @@ def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) 
 def lock_note() -> str | None:
     """What to say when Snakemake's lock on the working directory is held: by a run still going, or
     left by a run that was killed (every later run is refused until `snakemake --unlock`)."""
-    if not LOCKS.is_dir() or not any(LOCKS.iterdir()):
+    if not _locked():
         return None
     runs = _snakemake_processes_here()
     if runs:
@@ -110,6 +106,16 @@ def lock_note() -> str | None:
         "the working directory is locked, and no Snakemake process runs here: a run was killed. "
         "`snakemake --unlock` frees it; the next run keeps every finished cell"
     )
+
+
+def running_snakemake() -> list[int]:
+    """The Snakemake processes running in this working directory while its lock is held (their jobs
+    may be writing results and job records); [] when the lock is free, or was left by a killed run."""
+    return _snakemake_processes_here() if _locked() else []
+
+
+def _locked() -> bool:
+    return LOCKS.is_dir() and any(LOCKS.iterdir())
 
 
 def _snakemake_processes_here() -> list[int]:

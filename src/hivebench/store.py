@@ -7,7 +7,8 @@ temporary file behind: the next write of the same target, and the next run of th
 removes every `.<name>.*.tmp` of that target. Parquet files carry page checksums (CRC32), so a file
 damaged in place is caught when read in full (`read_verified`); their footers are not, so a cell file
 also holds a seal (`hivebench.seal`): a hash over the rest of its `hivebench.*` metadata (cell, hash,
-summary, side-table hashes), checked when the file is read back (`read_cell`).
+summary, side-table hashes) and over its columns' names and types (the footer's schema), checked
+when the file is read back (`read_cell`).
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def _write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:
 
 
 def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
-    """Write a Parquet file (with page checksums) under a temporary name, then rename it into place."""
+    """Write a Parquet file (with page checksums) under a temporary name, then rename it into place.
+    Metadata with a seal (`sealed`) is sealed here over the table's schema too."""
+    if metadata and SEAL_KEY in metadata:
+        metadata = {**metadata, SEAL_KEY: seal(metadata, table.schema)}
     if metadata:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     _write_atomic(path, lambda temp: pq.write_table(table, temp, write_page_checksum=True))
@@ -93,15 +97,25 @@ def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
     return {k: v for k, v in metadata.items() if k.startswith(b"hivebench.")}
 
 
-def seal(metadata: dict[bytes, bytes]) -> bytes:
-    """A hash over every `hivebench.*` key and value but the seal itself: a changed byte, or a key
-    renamed or dropped, breaks it."""
+def schema_text(schema: pa.Schema) -> bytes:
+    """A table's columns as the seal covers them: each one's name, type and nullability (the schema
+    without its metadata, which the seal covers key by key)."""
+    return json.dumps([[f.name, str(f.type), f.nullable] for f in schema], ensure_ascii=False).encode()
+
+
+def seal(metadata: dict[bytes, bytes], schema: pa.Schema | None = None) -> bytes:
+    """A hash over every `hivebench.*` key and value but the seal itself, and over the columns of
+    `schema` (`schema_text`): a changed byte, a key renamed or dropped, or a column renamed or retyped
+    in the footer breaks it."""
     covered = sorted((k, v) for k, v in _ours(metadata).items() if k != SEAL_KEY)
+    if schema is not None:
+        covered.append((b"schema", schema_text(schema)))
     return hashlib.sha256(b"".join(b"%d:%s%d:%s" % (len(k), k, len(v), v) for k, v in covered)).hexdigest().encode()
 
 
-def sealed(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
-    return {**metadata, SEAL_KEY: seal(metadata)}
+def sealed(metadata: dict[bytes, bytes], schema: pa.Schema | None = None) -> dict[bytes, bytes]:
+    """Metadata with its seal. `write_atomic` seals it again over the schema of the table it writes."""
+    return {**metadata, SEAL_KEY: seal(metadata, schema)}
 
 
 def stored_summary(path: str | Path, cell_hash: str) -> dict[str, Any] | None:
@@ -133,10 +147,10 @@ def read_cell(path: str | Path, cell_hash: str) -> tuple[dict[str, Any] | None, 
     the hashes it holds: (its summary, {}) when all of it is whole and this cell's, else (None, {file:
     what is wrong}). A file written before seals were (none in its metadata) is kept on the other
     checks, so that finished results stay cached; its footer is then covered only by its two copies
-    agreeing."""
+    agreeing, and its column names by nothing."""
     try:
         with pq.ParquetFile(path, page_checksum_verification=True) as stored:
-            stored.read()  # every page against its checksum
+            schema = stored.read().schema  # every page against its checksum; the columns as read back
             parquet_copy = stored.metadata.metadata or {}
         # The footer keeps the metadata twice: Parquet's key-value copy, and the one in the serialised
         # Arrow schema beside it. pyarrow's readers differ in which they give: they must say the same.
@@ -146,8 +160,8 @@ def read_cell(path: str | Path, cell_hash: str) -> tuple[dict[str, Any] | None, 
         return None, {str(path): "missing" if isinstance(exc, FileNotFoundError) else "does not read back whole"}
     if _ours(metadata) != _ours(parquet_copy):
         return None, {str(path): "its footer's two copies of its metadata differ"}
-    if SEAL_KEY in metadata and metadata[SEAL_KEY] != seal(metadata):
-        return None, {str(path): "its metadata (cell, summary, side-table hashes) does not match its seal"}
+    if SEAL_KEY in metadata and metadata[SEAL_KEY] != seal(metadata, schema):
+        return None, {str(path): "its metadata (cell, summary, side-table hashes, columns) does not match its seal"}
     summary = _summary_of(metadata, cell_hash)
     if summary is None:
         return None, {str(path): "holds another cell (not its hash), or no summary"}

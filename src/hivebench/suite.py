@@ -64,13 +64,15 @@ class TaskHooks:
 
     def episode_bytes(self, params: dict[str, Any], method: str, n: int) -> int:
         """About the most memory one episode of n agents under a method of kind `method` holds, where
-        it grows faster than the agent-steps (a job holds its seeds' episodes side by side); 0: not
+        it grows faster than the agent-steps, or where the agent-steps do not bound it (a single-agent
+        oracle cell of an instance for n); a job holds `config.held_episodes` of them at once. 0: not
         bounded beyond the agent-steps."""
         return 0
 
-    def anchor_key(self, name: str, params: dict[str, Any]) -> str:
+    def anchor_key(self, name: str, entry: dict[str, Any]) -> str:
         """The task as the anchors file names it: the value of its suite's `anchor_column` in the
-        task's episodes (by default the config's task name)."""
+        task's episodes (by default the config's task name). `entry`: the task's entry in the config
+        (`kind` and its parameters as written, defaults not filled in)."""
         return name
 
 

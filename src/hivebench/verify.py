@@ -12,8 +12,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hivebench.cells import TABLES_RECORD, Block, cell_files, cell_path, digest, study_damage, study_tables
+from hivebench.cells import TABLES_RECORD, Block, cell_files, cell_path, digest, study_tables, table_damage
 from hivebench.store import read_cell, read_verified, write_json
+
+
+def mtime_ns(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def deep_damage(block: Block) -> dict[str, str]:
@@ -34,9 +41,9 @@ def deep_damage(block: Block) -> dict[str, str]:
     return damage
 
 
-def table_damage(study: str) -> dict[str, str]:
-    """A study's tables that are there and do not read back whole (or that the quick check finds)."""
-    damage = {table: problem for found in study_damage(study, []).values() for table, problem in found.items()}
+def deep_table_damage(study: str) -> dict[str, str]:
+    """`table_damage`, plus every study table that is there and does not read back whole."""
+    damage = table_damage(study)
     for table in study_tables(study):
         if table not in damage and os.path.exists(table):
             try:
@@ -46,17 +53,47 @@ def table_damage(study: str) -> dict[str, str]:
     return damage
 
 
-def record_block_damage(block: Block, damage: dict[str, str]) -> None:
-    """Keep what was found in the block's job record, for its current summary only: the job's next run
-    writes a new record (and summary)."""
+def verify_block(block: Block) -> tuple[dict[str, str], bool]:
+    """(`deep_damage` of a finished block, whether it holds for the block's summary now): damage is
+    recorded in the job record only if the summary is the one there before its files were read (a
+    job that wrote it again meanwhile wrote new files, which this read did not see)."""
+    before = mtime_ns(block.summary_path)
+    damage = deep_damage(block)
+    if before is None or mtime_ns(block.summary_path) != before:
+        return damage, False
+    if damage:
+        record_block_damage(block, damage, before)
+    return damage, True
+
+
+def verify_tables(study: str) -> tuple[dict[str, str], list[str]]:
+    """(`deep_table_damage` of a study's tables, the tables written again while they were read): what
+    was found is recorded for the tables that were not."""
+    before = {table: mtime_ns(table) for table in study_tables(study)}
+    damage = deep_table_damage(study)
+    changed = [table for table, mtime in before.items() if mtime_ns(table) != mtime]
+    record_table_damage(study, {t: p for t, p in damage.items() if t not in changed}, before)
+    return damage, changed
+
+
+def record_block_damage(block: Block, damage: dict[str, str], summary_mtime_ns: int | None = None) -> None:
+    """Keep what was found in the block's job record, for the summary that was there when its files
+    were read (`summary_mtime_ns`; default: the one there now) only: the job's next run writes a new
+    record (and summary)."""
     record = block.record()
-    record.update(damage=damage, damage_summary_mtime_ns=os.stat(block.summary_path).st_mtime_ns)
+    written = os.stat(block.summary_path).st_mtime_ns if summary_mtime_ns is None else summary_mtime_ns
+    record.update(damage=damage, damage_summary_mtime_ns=written)
     write_json(record, block.record_path)
 
 
-def record_table_damage(study: str, damage: dict[str, str]) -> None:
-    """Keep what was found in a study's tables, each entry for as long as that table is not written again."""
+def record_table_damage(study: str, damage: dict[str, str], mtimes: dict[str, int | None] | None = None) -> None:
+    """Keep what was found in a study's tables, each entry for as long as that table is not written
+    again since it was read (`mtimes`; default: their times now)."""
     path = TABLES_RECORD.format(study=study)
+    mtimes = mtimes or {}
     if damage or os.path.exists(path):
-        entries = {table: {"problem": problem, "mtime_ns": os.stat(table).st_mtime_ns} for table, problem in damage.items()}
+        entries = {
+            table: {"problem": problem, "mtime_ns": mtimes.get(table) or os.stat(table).st_mtime_ns}
+            for table, problem in damage.items()
+        }
         write_json(entries, path)

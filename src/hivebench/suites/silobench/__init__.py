@@ -13,11 +13,14 @@ from hivebench.suites.silobench.catalogue import BY_ID, selected
 from hivebench.suites.silobench.widest import classical_message_chars
 
 PACKAGE = "hivebench.suites.silobench"
-# The most agents an episode may have. Complete topology: a round can carry N (N - 1) messages, each
-# marking which of the N shards it holds (N^3 bytes: 1.7 GB and 20 s a round at N = 800, p2p).
-# Degree-three ports: every agent tracks every shard's holder (8 N^2 bytes) and the exact diameter
-# is a search from every node. III-30 holds and multiplies two N x N matrices, also as an oracle.
-LARGEST = {"complete": 500, "regular3": 5_000}
+# The most agents an episode may have, by what the protocol and topology cost. p2p and broadcast on the
+# complete topology: a round can carry N (N - 1) messages, each marking which of the N shards it holds
+# (N^3 bytes: 1.7 GB and 20 s a round at N = 800, p2p). The store (always complete) has no such term:
+# every agent writes its shards once and every agent tracks which of the N shards it holds (N^2 bytes
+# each, as on regular3: 1.3 GB and 20 s at N = 5,000, measured). Degree-three ports: every agent
+# tracks every shard's holder (8 N^2 bytes) and the exact diameter is a search from every node. III-30
+# holds and multiplies two N x N matrices, also as an oracle.
+LARGEST = {"complete": 500, "regular3": 5_000, "store": 5_000}
 LARGEST_MATRIX = 500
 SHARD_SENDERS = ("distributed", "random")  # the classical methods whose messages carry whole shards
 # Bytes per episode of `distributed` and `random`, rounded up from their peak memory (3.5 N^3 at N = 300
@@ -26,6 +29,10 @@ SHARD_SENDERS = ("distributed", "random")  # the classical methods whose message
 # round for the shard rows kept for the record, and the recorded text: every pass of a shard from one
 # agent to another, at the widest shard's characters.
 CUBE_BYTES, SQUARE_BYTES, ROUND_BYTES = 4, 64, 16
+# Bytes per agent of N of one instance (its shards, public facts and answer) and its recorded answer,
+# rounded up from the largest traced peak of generating and solving one (7 KB at N = 5,000 and 20,000:
+# III-25, III-27, III-29); every episode holds its instance, an oracle cell nothing else.
+INSTANCE_BYTES = 16_384
 
 
 class SiloHooks(TaskHooks):
@@ -44,19 +51,19 @@ class SiloHooks(TaskHooks):
             yield f"III-30 multiplies two N x N matrices: at most {LARGEST_MATRIX} agents, got {n:,}"
         if params["oracle"]:
             return
-        topology = params["topology"]
         if n < 2:
             yield f"a Silo-Bench episode needs at least 2 agents, got {n} (single-agent cells: oracle: true)"
-        elif topology == "regular3" and (n < 4 or n % 2):
+        elif params["topology"] == "regular3" and (n < 4 or n % 2):
             yield f"a 3-regular topology needs an even number of agents, at least 4, got {n}"
-        elif n > LARGEST[topology]:
-            yield f"the {topology} topology runs at most {LARGEST[topology]:,} agents, got {n:,} (README, Limits)"
+        elif n > largest(params):
+            yield _too_many(params, n)
 
     def episode_bytes(self, params: dict[str, Any], method: str, n: int) -> int:
+        instance = INSTANCE_BYTES * n
         if params["oracle"]:
-            return 0  # one agent (III-30's matrices are bounded by N)
+            return instance  # one agent holding the instance (III-30's matrices are bounded by N)
         if method not in SHARD_SENDERS:
-            return SQUARE_BYTES * n**2
+            return instance + SQUARE_BYTES * n**2
         protocol, complete, rounds = params["protocol"], params["topology"] == "complete", params["rounds"]
         # shard passes: each agent's own once (store, a complete broadcast), once to each other agent
         # (complete p2p), or every shard once to each of at most 3 neighbours (regular3); and no more
@@ -65,7 +72,7 @@ class SiloHooks(TaskHooks):
         messages = n * (n - 1) if complete and protocol == "p2p" else 3 * n if protocol == "p2p" else n
         text = min(passes * classical_message_chars(params["task"], n), rounds * messages * params["message_chars"])
         rows = CUBE_BYTES * n**3 if complete and protocol != "store" else 0
-        return rows + (SQUARE_BYTES + ROUND_BYTES * rounds) * n**2 + text
+        return instance + rows + (SQUARE_BYTES + ROUND_BYTES * rounds) * n**2 + text
 
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
         if params["oracle"] or method not in SHARD_SENDERS:  # local sends nothing; an LLM's text is cut and counted
@@ -76,6 +83,23 @@ class SiloHooks(TaskHooks):
 
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return 1 if params["oracle"] else n * (params["rounds"] + 1)
+
+
+def largest(params: dict[str, Any]) -> int:
+    """The most agents of an episode under the task's protocol and topology (LARGEST)."""
+    return LARGEST["store" if params["protocol"] == "store" else params["topology"]]
+
+
+def _too_many(params: dict[str, Any], n: int) -> str:
+    """N over the limit, named by the settings it follows in the config's words (the store's, whose
+    topology is always complete; else the protocol's on the topology), with what runs more agents."""
+    protocol, topology = params["protocol"], params["topology"]
+    if protocol == "store":
+        setting, others = "protocol: store", ""
+    else:
+        setting = f"protocol: {protocol} on topology: {topology}" + (" (the default)" if topology == "complete" else "")
+        others = f"; topology: regular3 runs up to {LARGEST['regular3']:,}, protocol: store up to {LARGEST['store']:,}" if topology == "complete" else ""
+    return f"{setting} runs at most {largest(params):,} agents, got {n:,} (README, Limits{others})"
 
 
 SUITE = Suite(

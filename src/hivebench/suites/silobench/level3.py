@@ -179,11 +179,40 @@ class CollaborativeFiltering(Problem):
         if not users or not items:
             return []
         user_ids, item_ids = sorted(users), sorted(items)
-        as_int = lambda table, ids: np.array([[round(c * 100) for c in table[k]] for k in ids], dtype=np.int64)  # noqa: E731
-        scores = as_int(users, user_ids) @ as_int(items, item_ids).T  # in 1e-4 units, exact
-        order = np.lexsort((np.tile(np.arange(len(item_ids)), len(user_ids)), np.repeat(np.arange(len(user_ids)), len(item_ids)), -scores.ravel()))
-        best = order[:3]
-        return [[user_ids[i // len(item_ids)], item_ids[i % len(item_ids)], int(scores.ravel()[i]) / 10000] for i in best]
+        best = top_pairs(_hundredths(users, user_ids), _hundredths(items, item_ids), 3)
+        return [[user_ids[u], item_ids[i], score / 10000] for score, u, i in best]
+
+
+PAIR_BLOCK = 1 << 20  # scores held at once by top_pairs (8 MiB): its memory is O(N) whatever N
+
+
+def _hundredths(table: dict[int, list[float]], ids: list[int]) -> np.ndarray:
+    return np.array([[round(c * 100) for c in table[k]] for k in ids], dtype=np.int64).reshape(len(ids), -1)
+
+
+def top_pairs(users: np.ndarray, items: np.ndarray, k: int, block: int = PAIR_BLOCK) -> list[tuple[int, int, int]]:
+    """The k best (score, user row, item row) by the dot product of integer vectors: highest score
+    first, ties by lower user row, then lower item row (exact integers). The score matrix is made a
+    block of user rows at a time (about `block` scores), users by falling norm, and the search stops
+    once no user left can reach the k-th score (Cauchy-Schwarz, in exact integers)."""
+    rows = max(1, block // len(items))
+    user_norms, item_norms = (users * users).sum(axis=1), (items * items).sum(axis=1)
+    top_item = int(item_norms.max())
+    by_norm = np.argsort(-user_norms, kind="stable")
+    best: list[tuple[int, int, int]] = []  # (-score, user, item), in order, at most k
+    for start in range(0, len(by_norm), rows):
+        chosen = np.sort(by_norm[start : start + rows])
+        if len(best) == k and -best[-1][0] > 0 and int(user_norms[chosen].max()) * top_item < best[-1][0] ** 2:
+            break  # every user left scores below the k-th pair (users come by falling norm)
+        scores = users[chosen] @ items.T
+        flat_scores = scores.ravel()
+        # the block's k-th score: a pair below it has k better ones in this block alone
+        kth = np.partition(flat_scores, len(flat_scores) - k)[len(flat_scores) - k] if len(flat_scores) > k else flat_scores.min()
+        u, i = np.nonzero(scores >= kth)  # by user row, then item: a stable sort by score keeps the ties' order
+        candidates = scores[u, i]
+        first = np.argsort(-candidates, kind="stable")[:k]
+        best = sorted(best + [(-int(candidates[j]), int(chosen[u[j]]), int(i[j])) for j in first])[:k]
+    return [(-s, u, i) for s, u, i in best]
 
 
 class PageRankStep(Problem):

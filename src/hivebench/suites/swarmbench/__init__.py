@@ -49,8 +49,8 @@ class SwarmHooks(TaskHooks):
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return n * (params["rounds"] + 1)
 
-    def anchor_key(self, name: str, params: dict[str, Any]) -> str:
-        return params["task"]  # the episodes' `swarm_task`
+    def anchor_key(self, name: str, entry: dict[str, Any]) -> str:
+        return entry["task"]  # the episodes' `swarm_task` (required: no default to fill in)
 
 
 SUITE = Suite(
