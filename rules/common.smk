@@ -8,7 +8,8 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, canonical_json, expand_blocks, study_damage
+from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, expand_blocks, study_damage
+from hivebench.ids import canonical_json
 from hivebench.config import ConfigError, load, read_yaml, validate
 from hivebench.estimate import block_memory_mb
 from hivebench.models.builtin import BUILTIN, folder

@@ -172,7 +172,8 @@ def test_bad_agentsnet_input_is_a_config_error_naming_it(change, message):
 
 def test_a_cell_whose_messages_table_changed_is_not_kept(tmp_path, monkeypatch):
     """The per-agent file holds the side table's hash: a job keeps the cell only with that very table."""
-    from hivebench.cells import cell_path, digest, side_path
+    from hivebench.cells import cell_path, side_path
+    from hivebench.ids import digest
     from hivebench.engine.loop import write_episode
     from hivebench.store import verified_summary, write_atomic
 

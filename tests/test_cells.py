@@ -1,11 +1,14 @@
 """Cells: canonical identity, hashes, and job blocks."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from hivebench.cells import all_blocks, canonical_json, digest, seed_list
+from hivebench.cells import all_blocks, seed_list
 from hivebench.config import validate
+from hivebench.ids import canonical_json, digest
 
 
 def cells_by_method(config):
@@ -86,3 +89,12 @@ def test_what_the_snakefile_imports_stays_light():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_the_models_get_their_ids_without_the_config_or_the_suites():
+    """`hivebench.ids` is standard library only: a model backend hashing its requests loads neither the
+    config, the registry nor any suite."""
+    code = "import sys, hivebench.models, hivebench.models.local; print(' '.join(sorted(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "hivebench.ids" in loaded
+    assert not [m for m in loaded if m in ("hivebench.config", "hivebench.registry", "hivebench.cells") or m.startswith("hivebench.suites")]

@@ -335,7 +335,8 @@ def test_yaml_aliases_that_expand_to_billions_of_values(tmp_path):
 
 @pytest.mark.slow  # ~8 s
 def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
-    from hivebench.cells import MAX_SPEC_CHARS, canonical_json, expand_blocks
+    from hivebench.cells import MAX_SPEC_CHARS, expand_blocks
+    from hivebench.ids import canonical_json
 
     config["studies"]["tiny"]["seeds"] = list(range(4_000_000_000, 4_000_020_000))
     config["methods"]["random"]["seeds_per_job"] = 20_000

@@ -15,10 +15,11 @@ import yaml
 
 from conftest import REPO, write_config
 from hivebench.anchors import AnchorError, load_anchors, normalise
-from hivebench.cells import digest, expand_blocks
+from hivebench.cells import expand_blocks
 from hivebench import config as config_module
 from hivebench.config import MAX_JOB_BYTES, ConfigError, held_episodes, load, validate
 from hivebench.engine.loop import play_block, summary_row
+from hivebench.ids import digest
 
 
 def one_task(task: dict[str, Any], method: str, populations: list[int], seeds: int = 1, **study: Any) -> dict[str, Any]:

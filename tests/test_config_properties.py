@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from conftest import REPO, tiny_config
 from hivebench.anchors import load_anchors
-from hivebench.cells import all_blocks, digest
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.contrasts import contrast_table
+from hivebench.ids import digest
 from hivebench.registry import SUITE_METRICS
 from hivebench.engine.loop import run_episode, summary_row
 from hivebench.scores import score_table

@@ -11,9 +11,10 @@ import pytest
 
 from conftest import REPO
 
-from hivebench.cells import all_blocks, cell_path, digest
+from hivebench.cells import all_blocks, cell_path
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import run_block, write_episode
+from hivebench.ids import digest
 from hivebench.store import CELL_KEY, HASH_KEY, SUMMARY_KEY
 
 

@@ -18,9 +18,10 @@ import pytest
 
 from conftest import read_only, write_config
 from hivebench import cli, verify
-from hivebench.cells import Block, all_blocks, canonical_json, cell_path, digest, job_cells, side_path, study_damage
+from hivebench.cells import Block, all_blocks, cell_path, job_cells, side_path, study_damage
 from hivebench.config import validate
 from hivebench.engine.loop import run_block
+from hivebench.ids import canonical_json, digest
 from hivebench.status import lock_note, status
 from hivebench.store import CELL_KEY, HASH_KEY, SEAL_KEY, SUMMARY_KEY, read_cell, sealed, temp_files, write_atomic, write_json
 from hivebench.verify import deep_damage

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from conftest import write_config
-from hivebench.cells import Block, all_blocks, canonical_json, digest
+from hivebench.cells import Block, all_blocks
 from hivebench.config import ConfigError, load
+from hivebench.ids import canonical_json, digest
 
 
 def with_llm(config: dict[str, Any], **method: Any) -> dict[str, Any]:

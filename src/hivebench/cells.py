@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from hivebench.config import Config, ConfigError, resolved_task_params, task_sizes
+from hivebench.ids import canonical_json, digest
 from hivebench.registry import METHODS, TASK_KINDS, task_kind, task_suite
 
 CELL_FORMAT = 1
@@ -40,21 +41,6 @@ TABLES_RECORD = "logs/collect/{study}.damage.json"
 # Method config keys that are not parameters: the kind (stored beside them), job sizing and the
 # scheduler resource a job holds (no effect on results).
 METHOD_NON_PARAMS = ("kind", "seeds_per_job", "llm_slots", "resources")
-
-
-def _plain(value: Any) -> Any:
-    """JSON fallback for numpy scalars, whose text form changed in NumPy 2."""
-    if hasattr(value, "item") and callable(value.item):
-        return value.item()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable in a cell")
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
-
-
-def digest(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_cells(args: argparse.Namespace) -> int:
-    from hivebench.cells import canonical_json, cell_path, digest
+    from hivebench.cells import cell_path
+    from hivebench.ids import canonical_json, digest
 
     _, blocks = _blocks(args)
     for study_blocks in blocks.values():

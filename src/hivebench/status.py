@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block, cell_files, cell_path, digest, study_damage
+from hivebench.cells import Block, cell_files, cell_path, study_damage
+from hivebench.ids import digest
 from hivebench.models import token_cost
 from hivebench.store import stored_summary
 

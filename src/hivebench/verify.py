@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hivebench.cells import TABLES_RECORD, Block, cell_files, cell_path, digest, study_tables, table_damage
+from hivebench.cells import TABLES_RECORD, Block, cell_files, cell_path, study_tables, table_damage
+from hivebench.ids import digest
 from hivebench.store import read_cell, read_verified, write_json
 
 

@@ -9,8 +9,9 @@ from typing import Any
 import pyarrow as pa
 
 from hivebench import __version__
-from hivebench.cells import calls_path, canonical_json, cell_files, cell_path, digest, make_cell, path_fields, side_path, split_spec
+from hivebench.cells import calls_path, cell_files, cell_path, make_cell, path_fields, side_path, split_spec
 from hivebench.engine.api import EpisodeRecord
+from hivebench.ids import canonical_json, digest
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.store import (

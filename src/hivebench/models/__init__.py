@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Protocol
 
-from hivebench.cells import digest
+from hivebench.ids import digest
 
 Message = dict[str, str]  # {"role": ..., "content": ...}
 

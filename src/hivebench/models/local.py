@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.cells import digest
+from hivebench.ids import digest
 from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Sampling, Usage
 
 
