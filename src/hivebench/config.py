@@ -29,8 +29,9 @@ MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (rai
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
 MAX_JOB_BYTES = 8 * 2**30  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
-# engine/loop.py's: a job plays its missing cells in groups of at most this many agents (at least one
-# cell a group), so at most LOCKSTEP_AGENTS // N episodes at once (here: loop.py imports pyarrow)
+# Agents of one lockstep group: engine/loop.py plays a job's missing cells in groups of at most this
+# many agents (at least one cell a group), so at most LOCKSTEP_AGENTS // N episodes at once; it bounds
+# a job's memory (a block of large graphs is played in parts).
 LOCKSTEP_AGENTS = 100_000
 # The anchors file of a config that names none: the workbench's own (the workflow's config/anchors.yaml)
 DEFAULT_ANCHORS = Path(__file__).resolve().parents[2] / "config" / "anchors.yaml"

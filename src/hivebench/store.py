@@ -74,10 +74,7 @@ def _write_atomic(path: str | Path, write: Callable[[Path], None]) -> None:
 
 
 def write_atomic(table: pa.Table, path: str | Path, metadata: dict[bytes, bytes] | None = None) -> None:
-    """Write a Parquet file (with page checksums) under a temporary name, then rename it into place.
-    Metadata with a seal (`sealed`) is sealed here over the table's schema too."""
-    if metadata and SEAL_KEY in metadata:
-        metadata = {**metadata, SEAL_KEY: seal(metadata, table.schema)}
+    """Write a Parquet file (with page checksums) under a temporary name, then rename it into place."""
     if metadata:
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     _write_atomic(path, lambda temp: pq.write_table(table, temp, write_page_checksum=True))
@@ -114,7 +111,7 @@ def seal(metadata: dict[bytes, bytes], schema: pa.Schema | None = None) -> bytes
 
 
 def sealed(metadata: dict[bytes, bytes], schema: pa.Schema | None = None) -> dict[bytes, bytes]:
-    """Metadata with its seal. `write_atomic` seals it again over the schema of the table it writes."""
+    """Metadata with its seal, over the columns of the table it will be written with (`schema`)."""
     return {**metadata, SEAL_KEY: seal(metadata, schema)}
 
 

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 from hivebench import __version__
 from hivebench.cells import calls_path, cell_files, cell_path, make_cell, path_fields, side_path, split_spec
+from hivebench.config import LOCKSTEP_AGENTS
 from hivebench.engine.api import EpisodeRecord
 from hivebench.ids import canonical_json, digest
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
@@ -19,10 +20,6 @@ from hivebench.store import (
     file_digest, reap_temps, sealed, verified_summary, write_atomic,
 )  # fmt: skip
 from hivebench.suite import load
-
-
-# Agents of one lockstep group: bounds a job's memory (a block of large graphs is played in parts).
-LOCKSTEP_AGENTS = 100_000
 
 
 def make_policy(cells: list[dict[str, Any]]) -> Any:
@@ -91,7 +88,8 @@ def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord 
         TABLES_KEY: json.dumps(hashes).encode(),
         VERSION_KEY: __version__.encode(),
     }
-    write_atomic(stored(pa.table(record.agents)), path, sealed(metadata))
+    table = stored(pa.table(record.agents))
+    write_atomic(table, path, sealed(metadata, table.schema))
     return record.summary
 
 
