@@ -65,7 +65,7 @@ def test_status_counts_what_verify_recorded_and_names_a_study_table_that_is_not_
     cell.write_bytes(cell.read_bytes().replace(b'"steps": 15', b'"steps": 16'))  # Parquet's copy of the summary
     os.utime(cell, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert status(blocks, {}).rows[0]["done"] == 5  # times and framing intact
-    record_block_damage(block, deep_damage(block))
+    record_block_damage(block, deep_damage(block), os.stat(block.summary_path).st_mtime_ns)
     report = status(blocks, {})
     assert (report.rows[0]["done"], report.rows[0]["damaged"]) == (4, 1)
     assert report.problems == [f"{cell}: its footer's two copies of its metadata differ (the next snakemake run redoes it)"]

@@ -88,8 +88,8 @@ class Block:
         except OSError:  # not there (or its folder is not a folder): the job has not finished
             return {}
         record = self.record()
-        verified = record.get("damage")  # found by `hivebench verify` in this very summary's output
-        found = dict(verified) if isinstance(verified, dict) and record.get("damage_summary_mtime_ns") == written else {}
+        # found by `hivebench verify` in this very summary's output (a well-formed record's is {path: text})
+        found = dict(record.get("damage", {})) if record.get("damage_summary_mtime_ns") == written else {}
         if self.summary_path not in found and parquet_problem(self.summary_path) is not None:
             found[self.summary_path] = NOT_WHOLE
         done = record.get("state") == "done"

@@ -77,24 +77,17 @@ def verify_tables(study: str) -> tuple[dict[str, str], list[str]]:
     return damage, changed
 
 
-def record_block_damage(block: Block, damage: dict[str, str], summary_mtime_ns: int | None = None) -> None:
+def record_block_damage(block: Block, damage: dict[str, str], summary_mtime_ns: int) -> None:
     """Keep what was found in the block's job record, for the summary that was there when its files
-    were read (`summary_mtime_ns`; default: the one there now) only: the job's next run writes a new
-    record (and summary)."""
+    were read (`summary_mtime_ns`) only: the job's next run writes a new record (and summary)."""
     record = block.record()
-    written = os.stat(block.summary_path).st_mtime_ns if summary_mtime_ns is None else summary_mtime_ns
-    record.update(damage=damage, damage_summary_mtime_ns=written)
+    record.update(damage=damage, damage_summary_mtime_ns=summary_mtime_ns)
     write_json(record, block.record_path)
 
 
-def record_table_damage(study: str, damage: dict[str, str], mtimes: dict[str, int | None] | None = None) -> None:
+def record_table_damage(study: str, damage: dict[str, str], mtimes: dict[str, int | None]) -> None:
     """Keep what was found in a study's tables, each entry for as long as that table is not written
-    again since it was read (`mtimes`; default: their times now)."""
+    again since it was read (`mtimes`: their times then; a damaged table was there)."""
     path = TABLES_RECORD.format(study=study)
-    mtimes = mtimes or {}
     if damage or os.path.exists(path):
-        entries = {
-            table: {"problem": problem, "mtime_ns": mtimes.get(table) or os.stat(table).st_mtime_ns}
-            for table, problem in damage.items()
-        }
-        write_json(entries, path)
+        write_json({table: {"problem": problem, "mtime_ns": mtimes[table]} for table, problem in damage.items()}, path)
