@@ -9,7 +9,7 @@ VLLM_VERSION ?= 0.32.0
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: run test vllm bench clean
+.PHONY: run test lint format vllm bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,8 +36,17 @@ $(VLLM_VENV)/.installed-$(VLLM_VERSION):
 
 vllm: $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION)
+test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION) lint
 	$(BIN)/python -m pytest -q
+
+# Formatting and lint (ruff, configured in pyproject.toml): `make format` rewrites what `lint` finds.
+lint: $(VENV)/.installed
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+format: $(VENV)/.installed
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_episodes.py

@@ -20,10 +20,14 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench_episodes import rate  # benchmarks/ is the script's folder: its first import path
+from bench_episodes import (
+    rate,  # benchmarks/ is the script's folder: its first import path
+)
+
 from hivebench.cells import expand_blocks
 from hivebench.config import validate
-from hivebench.engine.loop import play, play_block, write_episode
+from hivebench.engine.loop import play, play_block
+from hivebench.engine.writer import write_episode
 from hivebench.suites.agentsnet.graphs import Instance, instance
 from hivebench.suites.agentsnet.problems import paper_rounds
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from hivebench.cells import CELL_FORMAT, make_cell
-from hivebench.engine.loop import play_block, run_episode, write_episode
+from hivebench.engine.loop import play_block
+from hivebench.engine.writer import run_episode, write_episode
 
 TASK = {"name": "cycle", "kind": "coloring", "version": 1,
         "params": {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}}

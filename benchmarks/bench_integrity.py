@@ -23,9 +23,10 @@ from pathlib import Path
 import yaml
 from bench_scale import REPO, study
 
-from hivebench.cells import all_blocks, job_cells, study_damage
+from hivebench.cells import all_blocks, job_cells
 from hivebench.config import validate
-from hivebench.engine.loop import run_block
+from hivebench.damage import study_damage
+from hivebench.engine.jobs import run_block
 from hivebench.status import status
 from hivebench.store import write_json
 from hivebench.verify import deep_damage

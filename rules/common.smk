@@ -8,13 +8,15 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, expand_blocks, study_damage
+from hivebench.cells import expand_blocks
+
+from hivebench.damage import study_damage
+
+from hivebench.paths import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, cell_path
 from hivebench.ids import canonical_json
-from hivebench.config import ConfigError, load, read_yaml, validate
-from hivebench.estimate import block_memory_mb
-from hivebench.models.builtin import BUILTIN, folder
-from hivebench.registry import METHODS, SUITE_OBJECTS
-from hivebench.report import COMMON_FILES, SECTION_FILE, section_files
+from hivebench.config import ConfigError, load, method_entry, read_yaml, validate
+from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF
+from hivebench.report import COMMON_FILES, SECTION_FILE, caption_file, section_cells, section_files
 
 DEFAULT_CONFIG = "config/config.yaml"
 # The software every rule runs with (`--use-conda` builds it); relative to the rules/ files.
@@ -105,6 +107,35 @@ def study_report_files(study):
 def study_sections(wildcards):
     return [report_file(wildcards.study, f"{suite}/{SECTION_FILE}") for suite in STUDY_SUITES[wildcards.study]]
 
+
+def report_cells(study, suite):
+    """The cell files a suite's report section reads in a study (Suite.report_cells)."""
+    return section_cells(SUITE_OBJECTS[suite], BLOCKS[study])
+
+
+def listed_cells(wildcards):
+    return report_cells(wildcards.study, wildcards.suite)
+
+
+def report_cell_blocks(wildcards):
+    """The block summaries of the cells a section reads: a block's job writes its cells before them."""
+    wanted = set(listed_cells(wildcards))
+    blocks = (block for block in BLOCKS[wildcards.study] if block.shared["suite"] == wildcards.suite)
+    return [block.summary_path for block in blocks if any(cell_path(cell) in wanted for cell in block.cells())]
+
+
+def section_inputs(suite):
+    """The cell files a suite's section reads, as inputs of its rule, once the checkpoint report_cells
+    has seen their blocks end (rules/report.smk)."""
+
+    def cells(wildcards):
+        found = report_cells(wildcards.study, suite)
+        if found:
+            checkpoints.report_cells.get(study=wildcards.study, suite=suite)
+        return found
+
+    return cells
+
 # Frozen normalisation anchors: the config's own file, else the one beside this workflow.
 ANCHORS = (
     str(Path(CONFIG_SOURCE).parent / CONFIG["anchors"])
@@ -131,45 +162,44 @@ def block_spec(wildcards):
     return canonical_json(block_of(wildcards).spec())
 
 
-def block_models(wildcards):
-    """The converted builtin model folder a block's LLM method loads, if any (built by prepare_model)."""
-    method = block_of(wildcards).shared["method"]
-    params = method["params"]
-    if METHODS[method["kind"]].calls_models and params.get("backend") == "transformers" and params["model"] in BUILTIN:
-        return [str(folder(params["model"]))]
-    return []
+def method_hooks(block):
+    return METHODS[block.shared["method"]["kind"]].hooks
 
 
-# What an episode job asks the scheduler for, unless the method's `resources` says otherwise:
-# an LLM block runs for hours, a classical block for minutes. A local model's job asks for the memory
-# its batches need (hivebench.estimate.block_memory_mb) once the model's folder is there.
-JOB_RESOURCES = {"llm": {"runtime": 240, "mem_mb": 4000}, "classical": {"runtime": 30, "mem_mb": 1000}}
+def block_inputs(wildcards):
+    """Files a block's method reads that a rule makes (an LLM method's converted builtin model folder)."""
+    block = block_of(wildcards)
+    return method_hooks(block).job_inputs(block.shared["method"]["params"])
 
 
 def block_resource(name):
+    """What an episode job asks the scheduler for: the method's `resources`, else the memory its
+    kind estimates for the block (a local model's batches, once its folder is there), else its
+    kind's defaults (an LLM block runs for hours, a classical block for minutes)."""
+
     def value(wildcards):
         block = block_of(wildcards)
-        method = CONFIG["methods"][block.shared["method"]["name"]]
-        if name in method.get("resources", {}):
-            return method["resources"][name]
-        if name == "mem_mb" and (estimated := block_memory_mb(canonical_json(block.shared), len(block.seeds))) is not None:
+        given = CONFIG["methods"][block.shared["method"]["name"]].get("resources", {})
+        if name in given:
+            return given[name]
+        hooks = method_hooks(block)
+        if name == "mem_mb" and (estimated := hooks.job_memory_mb(block.shared, len(block.seeds))) is not None:
             return estimated
-        return JOB_RESOURCES["llm" if METHODS[method["kind"]].calls_models else "classical"].get(name, "")
+        return hooks.job_resources(block.shared["method"]["params"]).get(name, "")
 
     return value
 
 
 def block_threads(wildcards):
-    """Cores a job takes: a local model's torch threads, else one."""
-    return block_of(wildcards).shared["method"]["params"].get("threads", 1)
+    """Cores a job takes (a local model's torch threads)."""
+    block = block_of(wildcards)
+    return method_hooks(block).threads(block.shared["method"]["params"])
 
 
 def slot_resource(method_name):
-    """The scheduler resource a method's jobs hold one of: its endpoint's slots (openai methods)."""
+    """The scheduler resource a method's jobs hold one of (an openai method's endpoint slots), or None."""
     method = CONFIG["methods"][method_name]
-    if not METHODS[method["kind"]].calls_models or method.get("backend") != "openai":
-        return None
-    return method.get("llm_slots", "llm_slots")
+    return METHODS[method["kind"]].hooks.slot_resource(method_entry(method))
 
 
 def holds(resource):
@@ -179,10 +209,9 @@ def holds(resource):
     return amount
 
 
-# One resource per model endpoint (always llm_slots), e.g. `snakemake --resources llm_slots=16`.
-SLOT_RESOURCES = {
-    name: holds(name) for name in {"llm_slots", *filter(None, map(slot_resource, CONFIG["methods"]))}
-}
+# One resource per model endpoint its methods name (an openai method's llm_slots, by default), e.g.
+# `snakemake --resources llm_slots=16`.
+SLOT_RESOURCES = {name: holds(name) for name in filter(None, map(slot_resource, CONFIG["methods"]))}
 
 
 def method_prices(wildcards):
@@ -208,10 +237,13 @@ def report_file(study, name):
 
 
 def report_output(name):
-    """A report file as an output; csv tables and png charts also go into `snakemake --report` (with
-    captions/<name>.rst: a suite's under captions/<suite>/)."""
+    """A report file as an output; csv tables and png charts also go into `snakemake --report`, with
+    the caption beside the code that writes them (hivebench.report.caption_file): a suite's file
+    (<suite>/<file>) in its package's captions/, a common one in hivebench/report/captions/."""
     path = report_file("{study}", name)
     stem, suffix = name.rsplit(".", 1)
     if suffix in ("csv", "png"):
-        return report(path, caption=f"captions/{stem}.rst", category="{study}", subcategory=stem)
+        suite, _, file = name.rpartition("/")
+        caption = caption_file(SUITE_PACKAGE_OF[suite] if suite else "hivebench.report", file)
+        return report(path, caption=str(caption), category="{study}", subcategory=stem)
     return path

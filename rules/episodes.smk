@@ -1,7 +1,11 @@
 # One job = one block of cells of the same (study, task, method, population): one process, one
 # Parquet file per cell next to the block summary. Cells already on disk with the same hash are kept.
 
+from hivebench.models.builtin import folder
 
+
+# A builtin model converted once into a folder, which jobs of a method that loads it take as an input
+# (its kind's MethodHooks.job_inputs).
 rule prepare_model:
     output:
         directory(str(folder("{model}"))),
@@ -18,7 +22,7 @@ rule prepare_model:
 
 rule episodes:
     input:
-        block_models,
+        block_inputs,
     output:
         BLOCK_SUMMARY,
     params:

@@ -1,6 +1,28 @@
 # A study's report: one section per suite it runs (its own job), then the page with the scores and
-# contrasts of every suite, which embeds the sections. The csv and png files (with captions from
-# captions/) also go into `snakemake --report report.html`.
+# contrasts of every suite, which embeds the sections. The csv and png files (with captions from the
+# captions/ folder of the package that writes them) also go into `snakemake --report report.html`.
+# Every file a section or the page reads is an input of its rule.
+
+
+# The cell files a suite's section reads (Suite.report_cells: SwarmBench draws its episode frames from
+# theirs) are inputs of its rule. No rule makes a cell file (an episode job writes its block's cells
+# beside the block summary, its output), so this checkpoint waits for the blocks that hold them and
+# lists them; Snakemake then asks the section's inputs again (section_inputs) and finds them there.
+checkpoint report_cells:
+    input:
+        report_cell_blocks,
+    output:
+        "results/{study}/report_cells/{suite}.txt",
+    params:
+        cells=listed_cells,
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/report/{study}/{suite}.cells.log",
+    shell:
+        "printf '%s\\n' {params.cells:q} > {output:q} 2> {log:q}"
+
 
 for suite_name in SUITES_IN_USE:
 
@@ -11,6 +33,7 @@ for suite_name in SUITES_IN_USE:
         input:
             episodes=EPISODES_TABLE,
             anchors=ANCHORS,
+            cells=section_inputs(suite_name),
         output:
             [report_output(name) for name in suite_report_files(suite_name)],
         params:

@@ -42,7 +42,7 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout
     raise RuntimeError(f"vLLM did not answer {url} within {timeout_s} s:\n{log.read_text()[-3000:]}")
 
 
-# The README's server command for vLLM's CPU build: a seeded request whose prefill is split (chunked
+# The server command docs/llm-agents.md gives for vLLM's CPU build: a seeded request whose prefill is split (chunked
 # prefill, on by default) kills its worker, so chunked prefill is off and a step takes a whole context.
 MAX_MODEL_LEN = 4096
 CPU_SAFE_FLAGS = ("--no-enable-chunked-prefill", "--max-num-batched-tokens", str(MAX_MODEL_LEN))

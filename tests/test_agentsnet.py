@@ -83,14 +83,14 @@ def test_a_block_scores_each_episode_as_alone(problem):
 
 
 def test_messages_go_to_neighbours_only_and_are_cut_to_the_cap():
-    medium = NeighbourMessages(PATH4.indptr, PATH4.indices, max_chars=5, last_round=[3])
-    delivered = medium.send(0, Outbox(np.array([0, 1]), np.array([1, 2]), pa.array(["hello world", "hi"])))
-    assert delivered.texts().to_pylist() == ["hello", "hi"] and medium.truncated.tolist() == [1]
+    medium = NeighbourMessages(Block((PATH4,)), max_chars=5, last_round=[3])
+    medium.send(0, Outbox(np.array([0, 1]), np.array([1, 2]), pa.array(["hello world", "hi"])))
+    assert medium.deliver().texts().to_pylist() == ["hello", "hi"] and medium.counts(0)["truncated_messages"] == 1
     with pytest.raises(ValueError, match="agent 0 sent a message to 2, not a neighbour"):
         medium.send(1, Outbox(np.array([0]), np.array([2]), pa.array(["x"])))
     with pytest.raises(ValueError, match="two messages to one neighbour"):
         medium.send(1, Outbox(np.array([0, 0]), np.array([1, 1]), pa.array(["x", "y"])))
-    table = medium.records()[0][0]
+    table = medium.tables(0)["messages"]
     assert table.column_names == ["step", "sender", "receiver", "size", "text"]
     assert table.to_pylist()[0] == {"step": 0, "sender": 0, "receiver": 1, "size": 5, "text": "hello"}
 
@@ -132,8 +132,8 @@ def test_an_episode_records_every_message_and_every_answer():
 
 def test_episodes_of_different_lengths_play_in_one_block_as_alone():
     """At the paper's rounds each instance has its own R: a block's episodes end at different rounds."""
-    from hivebench.engine.loop import play_block, stored
-
+    from hivebench.engine.loop import play_block
+    from hivebench.engine.writer import stored
     lengths = set()
     for block in study(rounds="paper", populations=[30], seeds=8):
         cells = list(block.cells())
@@ -172,9 +172,9 @@ def test_bad_agentsnet_input_is_a_config_error_naming_it(change, message):
 
 def test_a_cell_whose_messages_table_changed_is_not_kept(tmp_path, monkeypatch):
     """The per-agent file holds the side table's hash: a job keeps the cell only with that very table."""
-    from hivebench.cells import cell_path, side_path
+    from hivebench.engine.writer import write_episode
     from hivebench.ids import digest
-    from hivebench.engine.loop import write_episode
+    from hivebench.paths import cell_path, side_path
     from hivebench.store import verified_summary, write_atomic
 
     monkeypatch.chdir(tmp_path)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from hivebench.seeding import Streams
 from hivebench.suites.loopbench.baselines import (
     ConservativeRandomColorer,
     GreedyColorer,
@@ -10,9 +11,8 @@ from hivebench.suites.loopbench.baselines import (
     SoftColorerCFP,
     SoftColorerFP,
 )
-from hivebench.seeding import Streams
-from hivebench.suites.loopbench.task import ColoringTask, exact_conf_best
 from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_edges
+from hivebench.suites.loopbench.task import ColoringTask, exact_conf_best
 
 PARAMS = {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}
 
@@ -125,7 +125,7 @@ def test_exact_conf_best(edges, colors, best):
 @pytest.mark.parametrize("init", ["same", "random"])
 @pytest.mark.parametrize("n", [3, 4, 5, 8, 11, 21])
 def test_cfp_stability_is_100_on_every_two_colour_cycle_whatever_the_seed(n, init):
-    """The README's argument: on a 2-colour cycle a synchronous CFP step never adds a conflict, so
+    """LoopBench's README's argument: on a 2-colour cycle a synchronous CFP step never adds a conflict, so
     Stability is 100 by construction. Checked over 200 seeds and activation probabilities 0.1 to 1."""
     seeds = list(range(200))
     for p in (0.1, 0.3, 0.5, 0.9, 1.0):

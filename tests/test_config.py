@@ -6,8 +6,8 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import REPO, write_config
+
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, load, validate
 from hivebench.registry import METHODS, TASK_KINDS

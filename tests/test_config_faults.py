@@ -12,13 +12,14 @@ from typing import Any
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, write_config
+
+from hivebench import config as config_module
 from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.cells import expand_blocks
-from hivebench import config as config_module
 from hivebench.config import MAX_JOB_BYTES, ConfigError, held_episodes, load, validate
-from hivebench.engine.loop import play_block, summary_row
+from hivebench.engine.jobs import summary_row
+from hivebench.engine.loop import play_block
 from hivebench.ids import digest
 
 
@@ -76,7 +77,11 @@ def test_the_agentsnet_minimum_cap_is_what_the_longest_classical_message_can_tak
     dictionaries can send at n. One below it is refused; at it, every seed plays, and no message was
     longer."""
     from hivebench.suites.agentsnet import classical_message_chars
-    from hivebench.suites.agentsnet.baselines import SIGNALS, _coloring_texts, _independent_set_texts
+    from hivebench.suites.agentsnet.baselines import (
+        SIGNALS,
+        _coloring_texts,
+        _independent_set_texts,
+    )
     from hivebench.suites.agentsnet.names import name_pool
 
     longest_name = max(map(len, name_pool(n)))
@@ -210,8 +215,8 @@ def test_a_silobench_report_of_oracle_cells_only(tmp_path):
 @pytest.mark.parametrize(
     ("topology", "n", "message"),
     [
-        ("complete", 20000, "protocol: p2p on topology: complete (the default) runs at most 500 agents, got 20,000 (README, Limits; topology: regular3 runs up to 5,000, protocol: store up to 5,000)"),
-        ("regular3", 20000, "protocol: p2p on topology: regular3 runs at most 5,000 agents, got 20,000 (README, Limits)"),
+        ("complete", 20000, "protocol: p2p on topology: complete (the default) runs at most 500 agents, got 20,000 (docs/limits.md; topology: regular3 runs up to 5,000, protocol: store up to 5,000)"),
+        ("regular3", 20000, "protocol: p2p on topology: regular3 runs at most 5,000 agents, got 20,000 (docs/limits.md)"),
     ],
 )
 def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, message):
@@ -295,11 +300,11 @@ def test_the_silobench_memory_estimate_bounds_a_real_job(topology, n, rounds, ta
 
 
 def test_a_job_holds_the_episodes_of_one_lockstep_group_at_once():
-    """engine/loop.py plays a job's cells LOCKSTEP_AGENTS agents at a time (the last record of a group
+    """engine/jobs.py plays a job's cells LOCKSTEP_AGENTS agents at a time (the last record of a group
     still held while the next plays): what the config check counts."""
-    from hivebench.engine import loop
+    from hivebench.engine import jobs
 
-    assert config_module.LOCKSTEP_AGENTS == loop.LOCKSTEP_AGENTS
+    assert config_module.LOCKSTEP_AGENTS == jobs.LOCKSTEP_AGENTS
     assert held_episodes(100, 1000) == 100 and held_episodes(7, 50_000) == 3 and held_episodes(1, 100_000) == 1
     assert held_episodes(100, 20_000) == 6 and held_episodes(5, 20_000) == 5
 

@@ -11,17 +11,18 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from conftest import REPO, tiny_config
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import REPO, tiny_config
 from hivebench.anchors import load_anchors
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.contrasts import contrast_table
+from hivebench.engine.jobs import summary_row
+from hivebench.engine.writer import run_episode
 from hivebench.ids import digest
 from hivebench.registry import SUITE_METRICS
-from hivebench.engine.loop import run_episode, summary_row
 from hivebench.scores import score_table
 
 SECTIONS = ("tasks", "methods", "studies", "prices", "report", "anchors")

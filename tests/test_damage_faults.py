@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import tiny_config, write_config
-from hivebench.cells import expand_blocks
-from hivebench.config import validate
-from hivebench.engine.loop import run_block
 from test_integrity import change_summary
 from test_workflow import planned_jobs, snakemake
+
+from hivebench.cells import expand_blocks
+from hivebench.config import validate
+from hivebench.engine.jobs import run_block
 
 pytestmark = pytest.mark.workflow
 

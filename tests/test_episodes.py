@@ -8,13 +8,14 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import REPO
 
-from hivebench.cells import all_blocks, cell_path
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
-from hivebench.engine.loop import run_block, write_episode
+from hivebench.engine.jobs import run_block
+from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
+from hivebench.paths import cell_path
 from hivebench.store import CELL_KEY, HASH_KEY, SUMMARY_KEY
 
 
@@ -59,7 +60,7 @@ def test_methods_on_the_same_seed_share_the_initial_state(config):
     starts = set()
     for method in ("random", "soft_fp"):
         cell = first_cell(config, method=method, population=11, seed=7)
-        from hivebench.engine.loop import run_episode
+        from hivebench.engine.writer import run_episode
 
         table, _ = run_episode(cell)
         starts.add(tuple(table.to_pandas().query("step == 0").color))
@@ -83,7 +84,7 @@ def test_a_block_keeps_cells_already_done_and_redoes_stale_ones(config, tmp_path
 
 def test_a_block_played_in_parts_gives_the_cells_it_gives_whole(config, tmp_path, monkeypatch):
     """A lockstep job plays at most LOCKSTEP_AGENTS agents at once; how it splits changes no cell."""
-    import hivebench.engine.loop as loop
+    import hivebench.engine.jobs as jobs
 
     monkeypatch.chdir(tmp_path)
     block = next(b for b in all_blocks(validate(config, "x.yaml"), Path("."))["tiny"])
@@ -91,7 +92,7 @@ def test_a_block_played_in_parts_gives_the_cells_it_gives_whole(config, tmp_path
     whole = [pq.read_table(cell_path(cell)) for cell in block.cells()]
     for cell in block.cells():
         Path(cell_path(cell)).unlink()
-    monkeypatch.setattr(loop, "LOCKSTEP_AGENTS", 2 * block.shared["population"])  # groups of 2, 2, 1
+    monkeypatch.setattr(jobs, "LOCKSTEP_AGENTS", 2 * block.shared["population"])  # groups of 2, 2, 1
     assert run_block(block.spec(), "parts.parquet") == 5
     assert [pq.read_table(cell_path(cell)) for cell in block.cells()] == whole
     assert pd.read_parquet("parts.parquet").equals(pd.read_parquet("whole.parquet"))
@@ -151,7 +152,7 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path, args, message):
 
 
 def test_a_wrong_conf_best_is_an_error_not_a_proximity_above_100(config):
-    from hivebench.engine.loop import run_episode
+    from hivebench.engine.writer import run_episode
 
     config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
                              "conf_best": 3}

@@ -15,15 +15,27 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import read_only, write_config
+
 from hivebench import cli, verify
-from hivebench.cells import Block, all_blocks, cell_path, job_cells, side_path, study_damage
+from hivebench.cells import Block, all_blocks, job_cells
 from hivebench.config import validate
-from hivebench.engine.loop import run_block
+from hivebench.damage import block_damage, job_record, study_damage
+from hivebench.engine.jobs import run_block
 from hivebench.ids import canonical_json, digest
+from hivebench.paths import cell_path, side_path
 from hivebench.status import lock_note, status
-from hivebench.store import CELL_KEY, HASH_KEY, SEAL_KEY, SUMMARY_KEY, read_cell, sealed, temp_files, write_atomic, write_json
+from hivebench.store import (
+    CELL_KEY,
+    HASH_KEY,
+    SEAL_KEY,
+    SUMMARY_KEY,
+    read_cell,
+    sealed,
+    temp_files,
+    write_atomic,
+    write_json,
+)
 from hivebench.verify import deep_damage
 
 
@@ -119,31 +131,31 @@ def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path)
     record = json.loads(Path(block.record_path).read_text())
     assert record["state"] == "failed" and record["exit"] == 2 and f"cannot write {folder}/s0.parquet" in record["error"]
     report = status({"tiny": [block]}, {})
-    assert report.rows[0]["failed"] == 5 and f"failed (exit 2): [Errno" in report.problems[0]
+    assert report.rows[0]["failed"] == 5 and "failed (exit 2): [Errno" in report.problems[0]
 
 
 def test_damage_is_judged_from_times_and_framing(blocks):
     block = blocks[0]
-    assert block.damage() == {}  # not run: nothing to judge
+    assert block_damage(block) == {}  # not run: nothing to judge
     run(block)
-    assert block.damage() == {}
+    assert block_damage(block) == {}
     cells = [Path(cell_path(cell)) for cell in block.cells()]
     cells[0].write_bytes(cells[0].read_bytes()[:100])  # truncated
     keep_time(cells[1], lambda p: p.write_bytes(b"garbage, same old time"))
     cells[2].unlink()
     time.sleep(0.01)
     cells[3].touch()  # changed after the job: even if whole, it is not what the job wrote
-    assert block.damage() == {
+    assert block_damage(block) == {
         str(cells[0]): "changed after its job finished",
         str(cells[1]): "not a whole Parquet file",
         str(cells[2]): "missing",
         str(cells[3]): "changed after its job finished",
     }
     keep_time(Path(block.summary_path), lambda p: p.write_bytes(b"PAR1 but cut"))
-    assert block.damage()[block.summary_path] == "not a whole Parquet file"
+    assert block_damage(block)[block.summary_path] == "not a whole Parquet file"
     assert list(study_damage("tiny", blocks)) == [block.summary_path] and Path(block.summary_path).exists()
     assert run(block) == 3  # the damaged cells; the touched one reads back whole with its hash and is kept
-    assert block.damage() == {}
+    assert block_damage(block) == {}
 
 
 def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
@@ -151,7 +163,7 @@ def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
     run(block)
     cell = Path(cell_path(next(block.cells())))
     keep_time(cell, damage_a_page)
-    assert block.damage() == {} and pq.read_schema(cell).metadata  # invisible to the quick check
+    assert block_damage(block) == {} and pq.read_schema(cell).metadata  # invisible to the quick check
     assert deep_damage(block) == {str(cell): "does not read back whole"}
     assert run(block) == 1 and deep_damage(block) == {}
 
@@ -182,9 +194,9 @@ def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_pat
     assert json.loads(Path(block.record_path).read_text())["seeds"] == [0, 1, 2]
     config["studies"]["tiny"]["seeds"] = 5  # the same aligned block of five seeds, grown
     grown = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    assert grown.summary_path == block.summary_path and grown.damage() == {}
+    assert grown.summary_path == block.summary_path and block_damage(grown) == {}
     Path(cell_path(next(grown.cells()))).unlink()
-    assert grown.damage() == {cell_path(next(grown.cells())): "missing"}
+    assert block_damage(grown) == {cell_path(next(grown.cells())): "missing"}
     rows = status({"tiny": [grown]}, {}).rows[0]
     assert (rows["done"], rows["damaged"], rows["pending"]) == (2, 1, 2)
 
@@ -226,7 +238,7 @@ def test_a_changed_summary_in_a_footer_is_found_and_its_cell_redone(blocks, copy
     cell = Path(cell_path(next(block.cells())))
     right = pq.read_table(block.summary_path).column("proximity")[0].as_py()
     keep_time(cell, lambda p: change_summary(p, copy))
-    assert block.damage() == {}  # file times and framing intact
+    assert block_damage(block) == {}  # file times and framing intact
     assert deep_damage(block) == {str(cell): problem}
     assert run(block) == 1  # not kept
     assert pq.read_table(block.summary_path).column("proximity")[0].as_py() == right and deep_damage(block) == {}
@@ -263,12 +275,12 @@ def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_r
     run(block)
     first, second = (Path(cell_path(cell)) for cell in list(block.cells())[:2])
     keep_time(second, lambda p: p.write_bytes(first.read_bytes()))
-    assert block.damage() == {}  # no record: the quick check cannot tell it from a cell the config changed
+    assert block_damage(block) == {}  # no record: the quick check cannot tell it from a cell the config changed
     write_json({"state": "done", **job_cells(block.spec())}, block.record_path)
-    assert block.damage() == {str(second): "holds another cell (its footer lacks the cell's hash)"}
+    assert block_damage(block) == {str(second): "holds another cell (its footer lacks the cell's hash)"}
     # A parameter change keeps the path, and the spec differs: the cells are stale (pending), not damage.
     changed = Block({**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last)
-    assert changed.summary_path == block.summary_path and changed.damage() == {}
+    assert changed.summary_path == block.summary_path and block_damage(changed) == {}
 
 
 def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
@@ -299,7 +311,7 @@ def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):
 
     keep_time(cell, rename)
     assert pq.read_table(cell).column_names[0] == name[0].swapcase() + name[1:]  # read back renamed
-    assert block.damage() == {}  # file times and framing intact
+    assert block_damage(block) == {}  # file times and framing intact
     problem = "its metadata (cell, summary, side-table hashes, columns) does not match its seal"
     assert read_cell(cell, digest(next(block.cells()))) == (None, {str(cell): problem})
     assert deep_damage(block) == {str(cell): problem}
@@ -327,9 +339,9 @@ def test_a_malformed_job_record_is_as_good_as_none(blocks, record):
     if isinstance(record, dict) and "hashes" in record and "seeds" in record:
         record["spec"] = digest(block.spec())
     write_json(record, block.record_path)
-    assert block.damage() == {}
+    assert block_damage(block) == {}
     assert status({"tiny": [block]}, {}).rows[0]["done"] == 5
-    assert block.record() == {}
+    assert job_record(block) == {}
 
 
 def verify_main(tmp_path: Path, config: dict) -> int:
@@ -354,7 +366,7 @@ def test_verify_keeps_no_damage_of_files_a_job_wrote_again_while_it_read_them(co
 
     monkeypatch.setattr(verify, "deep_damage", read_while_the_job_reruns)
     assert verify_main(tmp_path, config) == 1
-    assert block.damage() == {} and "damage" not in block.record()  # the rerun's files are whole
+    assert block_damage(block) == {} and "damage" not in job_record(block)  # the rerun's files are whole
     assert f"{block.summary_path}: written again while verify read it: not judged" in capsys.readouterr().out
     monkeypatch.setattr(verify, "deep_damage", read)
     assert verify_main(tmp_path, config) == 0
@@ -370,6 +382,6 @@ def test_verify_refuses_while_a_snakemake_run_holds_the_lock(config, blocks, tmp
     monkeypatch.setattr(status_module, "_snakemake_processes_here", lambda: [4321])
     assert verify_main(tmp_path, config) == 2
     assert "a Snakemake run is in progress in this directory (process 4321)" in capsys.readouterr().err
-    assert "damage" not in blocks[0].record()
+    assert "damage" not in job_record(blocks[0])
     monkeypatch.setattr(status_module, "_snakemake_processes_here", lambda: [])  # a killed run's lock
     assert verify_main(tmp_path, config) == 0

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import write_config
+
 from hivebench.cells import Block, all_blocks
 from hivebench.config import ConfigError, load
 from hivebench.ids import canonical_json, digest

@@ -10,16 +10,17 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from hivebench.cells import calls_path, cell_path, study_blocks
+from hivebench.agents.llm.agent import NOTES_RULE, Chats, decision_schema
+from hivebench.cells import study_blocks
 from hivebench.config import validate
+from hivebench.engine.writer import write_episode
 from hivebench.estimate import estimate
-from hivebench.agents.llm import Chats, decision_schema
-from hivebench.suites.loopbench.text import ColoringView, user_prompt
 from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider
-from hivebench.engine.loop import write_episode
+from hivebench.paths import calls_path, cell_path
 from hivebench.suites.loopbench.task import ColoringTask
+from hivebench.suites.loopbench.text import ColoringView, user_prompt
 
 
 def llm_config(model: Path, steps: int = 4, populations: tuple[int, ...] = (3,), **method: Any) -> dict[str, Any]:
@@ -65,13 +66,15 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp, mo
     calls = [json.loads(line) for line in Path(calls_path(cell)).read_text().splitlines()]
     replies = {json.loads(c["result"]["text"])["notes"] for c in calls}
     assert set(table["notes"][3:]) <= replies
-    # Each agent's notes after round t (table row t + 1) end its prompt for round t + 1.
+    # Each agent's notes after round t (table row t + 1) are in its prompt for round t + 1, before the
+    # reply's format, which asks for notes of at most notes_chars.
     assert len(asked) == 4 * 3
     for t in range(4):
         for v in range(3):
             notes = table["notes"][3 * t + v]
             prompt = asked[3 * t + v].messages[-1]["content"]
-            assert prompt.endswith(f"Your notes: {notes or '(none yet)'}"), (t, v, notes, prompt)
+            ending = f'Your notes from last round: {notes or "(none yet)"}\nReply with only a JSON object: {{"color": <an integer from 0 to 1>, "notes": "<at most 30 characters>"}}'
+            assert prompt.endswith(ending), (t, v, notes, prompt)
     assert any(table["notes"][3:9]), "some notes to carry forward"
 
 
@@ -81,13 +84,18 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     for colors in ([1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 1, 0]):
         task.step(colors)
     views = task.observe()
-    three = user_prompt(views, 1, "[NEW] hold after a flip", 3)
+    three = user_prompt(views, 1, 3)
     assert "You are agent 1. Round 4 of 6." in three and "Now: you 1; agent 0: 0, agent 2: 0 (0 conflict with you)." in three
     assert "start: you 0, neighbours 0 0; after round 1: you 0, neighbours 1 0; after round 2: you 1, neighbours 1 0." in three
-    assert "Your notes: [NEW] hold after a flip" in three
-    last = user_prompt(views, 1, "", 1)
-    assert "Earlier (oldest first): after round 2: you 1, neighbours 1 0." in last and "Your notes: (none yet)" in last
-    assert "Earlier" not in user_prompt(views, 1, "", 0)
+    last = user_prompt(views, 1, 1)
+    assert "Earlier (oldest first): after round 2: you 1, neighbours 1 0." in last and "start" not in last
+    assert "Earlier" not in user_prompt(views, 1, 0)
+    # the agent adds its notes (none yet: said so) and the notes field
+    system, turn = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(views, 1, "[NEW] hold after a flip")
+    assert turn["content"].startswith(three) and "Your notes from last round: [NEW] hold after a flip" in turn["content"]
+    assert system["content"].endswith(NOTES_RULE) and '"notes": "<at most 40 characters>"' in turn["content"]
+    _, fresh = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(views, 1, "")
+    assert "Your notes from last round: (none yet)" in fresh["content"]
 
 
 def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
@@ -95,10 +103,10 @@ def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
     task.reset([0, 1])
     task.step([1, 0, 0, 0, 0] + [0, 0, 0, 1, 1])
     views, view = task.observe(), ColoringView()
-    assert view.turn(views, 8, "", 3, 10) == user_prompt(views, 8, "", 3)
-    prompt = view.turn(views, 8, "", 3, 10)  # agent 3 of the second episode
+    assert view.turn(views, 8, 3) == user_prompt(views, 8, 3)
+    prompt = view.turn(views, 8, 3)  # agent 3 of the second episode
     assert "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "start: you 0, neighbours 0 0" in prompt
-    assert view.system(views, 8, 10) == view.system(views, 0, 10), "one task statement for every agent"
+    assert view.system(views, 8) == view.system(views, 0), "one task statement for every agent"
 
 
 def test_full_history_is_a_chat_that_only_grows():

@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_conformance import same
 
-from hivebench.cells import calls_path, expand_blocks
+from hivebench.cells import expand_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play, play_block
 from hivebench.models.decide import Decider
-from test_conformance import same
+from hivebench.paths import calls_path
 
 TASKS = {
     "loopbench": ({"kind": "coloring", "graph": "cycle", "steps": 3}, 5),

@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import write_config
 from test_workflow import planned_jobs, snakemake
 

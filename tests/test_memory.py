@@ -23,7 +23,7 @@ def test_the_parameter_count_is_the_models(tiny_model: Path) -> None:
 MEASURE = """
 import json, sys
 from hivebench.models import ChatRequest, Sampling
-from hivebench.agents.llm import decision_schema
+from hivebench.agents.llm.agent import decision_schema
 from hivebench.models.local import TransformersBackend, load_model
 path, rows = sys.argv[1], int(sys.argv[2])
 schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 32)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hivebench.agents.llm import decision_schema
+from hivebench.agents.llm.agent import decision_schema
 from hivebench.models import ChatRequest, Sampling
 from hivebench.models.decide import check
 from hivebench.models.local import TransformersBackend
@@ -46,7 +46,7 @@ def test_tiny_model_batched_sampled_replies_are_all_schema_valid(tiny_model: Pat
 
 def test_a_reply_does_not_depend_on_its_batch(tiny_model: Path) -> None:
     """Each request has its own sampler, seeded by its sample index: what a batch may change is only
-    floating-point rounding (the README's promise), so in float64, where rounding is far too small to
+    floating-point rounding (docs/llm-agents.md's promise), so in float64, where rounding is far too small to
     move a sampled token, the replies batched are those alone."""
     backend = TransformersBackend("tiny", str(tiny_model), dtype="float64")
     batch = [r.text for r in backend.complete(requests(6), lambda i, r: None)]

@@ -11,13 +11,14 @@ import pyarrow.parquet as pq
 import pytest
 from servers import FaultProxy
 
-from hivebench.cells import calls_path, cell_path, study_blocks
+from hivebench.agents.llm.agent import decision_schema
+from hivebench.cells import study_blocks
 from hivebench.config import validate
-from hivebench.agents.llm import decision_schema
+from hivebench.engine.writer import write_episode
 from hivebench.models import BackendError, ChatRequest, Sampling
 from hivebench.models.decide import FALLBACK, check
-from hivebench.models.remote import OpenAIBackend, RetryPolicy
-from hivebench.engine.loop import write_episode
+from hivebench.models.remote import OpenAIBackend
+from hivebench.paths import calls_path, cell_path
 
 SCHEMA = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, notes_chars=40)
 
@@ -179,7 +180,7 @@ def test_a_malformed_response_is_an_invalid_reply_naming_server_and_cell(
 def test_the_cache_replays_after_a_base_url_or_concurrency_change(
     vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The README: base URL, concurrency and retry settings are not in the cache key, so moving to
+    """docs/llm-agents.md (Response cache): base URL, concurrency and retry settings are not in the cache key, so moving to
     another server of the same model replays the cache (the cell reruns, but without a call)."""
     monkeypatch.chdir(tmp_path)
     first, second = FaultProxy(vllm_server), FaultProxy(vllm_server)

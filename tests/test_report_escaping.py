@@ -7,13 +7,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import write_config
-from hivebench.contrasts import contrast_table
-from hivebench.cli import main
-from hivebench.scores import score_table
 from test_scripted import lines
 from test_workflow import snakemake
+
+from hivebench.cli import main
+from hivebench.contrasts import contrast_table
+from hivebench.scores import score_table
 
 HOSTILE = '<script>alert("x")</script>'
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from conftest import tiny_config, write_config
 from test_workflow import snakemake
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from hivebench.cells import cell_path, expand_blocks
+from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.models import BackendError
+from hivebench.paths import cell_path
 
 
 def only_cell(tmp_path: Path, task: dict, method: dict, population: int) -> dict:

@@ -14,21 +14,25 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import write_config
+from test_scripted import lines, only_cell
+from test_silobench_oracle import stated_answers
+from test_workflow import snakemake
 
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play, play_block
 from hivebench.suites.silobench.catalogue import TASKS, selected
-from hivebench.suites.silobench.instances import PROBLEMS, instance, own_answer, whole_answer
+from hivebench.suites.silobench.instances import (
+    PROBLEMS,
+    instance,
+    own_answer,
+    whole_answer,
+)
 from hivebench.suites.silobench.network import topology
 from hivebench.suites.silobench.scoring import judge, ordered_overlap
 from hivebench.suites.silobench.task import SiloTask
 from hivebench.suites.silobench.text import SiloView
-from test_scripted import lines, only_cell
-from test_silobench_oracle import stated_answers
-from test_workflow import snakemake
 
 IDS = [entry.id for entry in TASKS]
 
@@ -367,7 +371,7 @@ def test_the_text_view_shows_the_task_the_shard_and_what_arrived():
     game.reset([3])
     view = SiloView()
     first = game.observe()
-    system = view.system(first, 4, 32)
+    system = view.system(first, 4)
     assert "one of 6 agents" in system and "[100, 500]" in system and "three neighbours" in system and "2 rounds" in system
     neighbours = game.block.graphs[0].neighbours(4).tolist()
     schema = view.reply_schema(first, 4)["messages"]
@@ -375,7 +379,7 @@ def test_the_text_view_shows_the_task_the_shard_and_what_arrived():
     replies = [None] * 6
     replies[neighbours[0]] = {"messages": {"4": "my max is 999"}, "notes": ""}
     game.step(view.actions(first, replies))
-    turn = view.turn(game.observe(), 4, "", 2, 32)
+    turn = view.turn(game.observe(), 4, 2)
     assert f"from agent {neighbours[0]}: my max is 999" in turn and json.dumps(instance("I-05", 6, 3).shards[4]) in turn
 
 
@@ -409,7 +413,7 @@ def test_the_single_agent_is_asked_for_the_whole_answer_and_a_full_store_says_so
                        "store_chars": 1000, "writes_per_round": 2, "oracle": True}, 4)  # fmt: skip
     oracle.reset([0])
     views = oracle.observe()
-    assert "the 60 prefix sums" in SiloView().system(views, 0, 16) and "your own" not in SiloView().system(views, 0, 16)
+    assert "the 60 prefix sums" in SiloView().system(views, 0) and "your own" not in SiloView().system(views, 0)
     assert views.shard(0) == list(instance("II-11", 4, 0).shards) and oracle.horizon == 1
     game = SiloTask({"task": "I-01", "protocol": "store", "topology": "complete", "rounds": 2, "message_chars": 50,
                      "store_chars": 12, "writes_per_round": 2, "oracle": False}, 3)  # fmt: skip
@@ -417,7 +421,7 @@ def test_the_single_agent_is_asked_for_the_whole_answer_and_a_full_store_says_so
     view = SiloView()
     first = game.observe()
     game.step(view.actions(first, [{"writes": {"a": "12345"}, "notes": ""}, {"writes": {"b": "123456789"}, "notes": ""}, None]))
-    assert game.exchange.refused.tolist() == [1]
+    assert game.medium.counts(0)["refused_writes"] == 1
     second = game.observe()
-    assert "refused your last round's writes of 'b'" in view.turn(second, 1, "", 2, 16)
-    assert "refused" not in view.turn(second, 0, "", 2, 16) and "'a' (agent 0, round 1): 12345" in view.turn(second, 0, "", 2, 16)
+    assert "refused your last round's writes of 'b'" in view.turn(second, 1, 2)
+    assert "refused" not in view.turn(second, 0, 2) and "'a' (agent 0, round 1): 12345" in view.turn(second, 0, 2)

@@ -324,7 +324,7 @@ def _public(n: int) -> dict[str, dict]:
 @pytest.mark.parametrize("n", [2, 5])
 def test_the_public_facts_are_the_readmes(n):
     """The facts a statement quotes (the range, k, the median's index, the node count, ...) are those
-    the README's table gives (none for the other tasks); III-22's index is the median of its 25 N
+    Silo-Bench's README's table gives (none for the other tasks); III-22's index is the median of its 25 N
     integers."""
     drawn = {"II-18": "head", "III-25": "centroids"}  # per instance
     for task in IDS:

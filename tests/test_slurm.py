@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, write_config
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.contrasts import paired_contrast
 from hivebench.scores import score_table
-from hivebench.anchors import AnchorError, load_anchors, normalise
 from hivebench.stats import (
     bca_interval,
     bootstrap_means,

@@ -8,9 +8,10 @@ import os
 import socket
 from pathlib import Path
 
-from hivebench.cells import all_blocks, cell_path
+from hivebench.cells import all_blocks
 from hivebench.config import validate
-from hivebench.engine.loop import run_block
+from hivebench.engine.jobs import run_block
+from hivebench.paths import cell_path
 from hivebench.status import status, table
 from hivebench.verify import deep_damage, record_block_damage
 

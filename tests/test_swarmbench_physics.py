@@ -7,7 +7,17 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from hivebench.suites.swarmbench.physics import CODES, DIRECTIONS, EMPTY, FORCE, OPPOSITE, STATIC, STILL, movers, shift
+from hivebench.suites.swarmbench.physics import (
+    CODES,
+    DIRECTIONS,
+    EMPTY,
+    FORCE,
+    OPPOSITE,
+    STATIC,
+    STILL,
+    movers,
+    shift,
+)
 
 BOX_MASS = 5
 

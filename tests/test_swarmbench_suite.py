@@ -10,14 +10,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 import pytest
-
 from conftest import write_config
+from test_scripted import lines, only_cell
+from test_workflow import snakemake
+
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.suites.swarmbench.task import SwarmTask
 from hivebench.suites.swarmbench.text import SwarmView, draw
-from test_scripted import lines, only_cell
-from test_workflow import snakemake
 
 
 def study(task: dict, population: int, method: dict | None = None) -> dict:
@@ -59,7 +59,7 @@ def test_the_view_is_drawn_as_the_reference_draws_it():
             if other >= 0 and (i, j) != (2, 2):
                 cell = rows[i][5 + 4 * j : 9 + 4 * j].strip()
                 assert cell == ("" if views.state["light"][other] else "$") + str(other)
-    system = SwarmView().system(views, 0, 32)
+    system = SwarmView().system(views, 0)
     assert "SWITCH" in system and "8 agents" in system and "within 2 cells" in system
 
 

@@ -10,9 +10,18 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from hivebench.seeding import Streams
-from hivebench.suites.swarmbench import rules
-from hivebench.suites.swarmbench import TASKS, capacity, side
-from hivebench.suites.swarmbench.levels import BOXES, FLOOR, FOOD, NEST, WALL, Level, level, ring, walled
+from hivebench.suites.swarmbench import TASKS, capacity, rules, side
+from hivebench.suites.swarmbench.levels import (
+    BOXES,
+    FLOOR,
+    FOOD,
+    NEST,
+    WALL,
+    Level,
+    level,
+    ring,
+    walled,
+)
 from hivebench.suites.swarmbench.task import SwarmActions, SwarmTask
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 

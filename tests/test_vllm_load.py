@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 import servers
-
 from conftest import REPO
+from test_models_server import SCHEMA
+
 from hivebench.models import ChatRequest, Sampling
 from hivebench.models.decide import check
 from hivebench.models.remote import OpenAIBackend
-from test_models_server import SCHEMA
 
 WORDS = "agent colour neighbour conflict round notes hold switch keep wait".split()
 
@@ -52,7 +52,7 @@ CPU_ADDITIONS = re.compile(r"vLLM's CPU build.*\bneeds:\s*(?P<flags>--.*)$")
 def documented_cpu_commands(text: str) -> list[list[str]]:
     """Every vLLM server command in `text`, as vLLM's CPU build would be started with it.
 
-    The README's commands are for the CPU build (its "vLLM on a CPU" paragraph; GPU builds rewind
+    The documented commands are for the CPU build (docs/llm-agents.md, "vLLM on a CPU"; GPU builds rewind
     their generators and need no flags). The one rule that leaves a command out as given: a command
     whose next line says what "vLLM's CPU build ... needs:" is the GPU form, and is checked with
     those additions, which is how a CPU user runs it."""
@@ -78,18 +78,33 @@ def unsafe(commands: list[list[str]]) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("path", ["README.md", "config/examples/llm-servers.yaml"])
+# Every file of the documentation: a vLLM server command anywhere in one of them is checked.
+DOCUMENTATION = sorted(
+    path.relative_to(REPO).as_posix()
+    for pattern in ("README.md", "docs/*.md", "config/README.md", "config/examples/*.yaml", "src/hivebench/suites/*/README.md")
+    for path in REPO.glob(pattern)
+)
+# The files that give server commands ("vLLM on a CPU" and the example config), so the check is never vacuous.
+GIVING_COMMANDS = ["docs/llm-agents.md", "config/examples/llm-servers.yaml"]
+
+
+@pytest.mark.parametrize("path", DOCUMENTATION)
 def test_every_documented_cpu_server_command_turns_chunked_prefill_off(path: str) -> None:
     commands = documented_cpu_commands((REPO / path).read_text())
-    assert commands, f"{path} gives no vLLM server command"
     assert not unsafe(commands), path
 
 
+@pytest.mark.parametrize("path", GIVING_COMMANDS)
+def test_the_documentation_gives_server_commands(path: str) -> None:
+    assert path in DOCUMENTATION
+    assert documented_cpu_commands((REPO / path).read_text()), f"{path} gives no vLLM server command"
+
+
 def test_a_documented_command_without_the_flag_is_caught() -> None:
-    """The check above fails on the README with the flag taken out of one command (a copy of its text)."""
-    readme = (REPO / "README.md").read_text()
-    assert "--no-enable-chunked-prefill" in readme
-    without = readme.replace(" --no-enable-chunked-prefill", "", 1)
+    """The check above fails on docs/llm-agents.md with the flag taken out of one command (a copy of its text)."""
+    doc = (REPO / "docs/llm-agents.md").read_text()
+    assert "--no-enable-chunked-prefill" in doc
+    without = doc.replace(" --no-enable-chunked-prefill", "", 1)
     assert len(unsafe(documented_cpu_commands(without))) == 1
     gpu_form = "#   vllm serve M    # any server\n#     vLLM's CPU build also needs: --max-model-len 8 --max-num-batched-tokens 8\n"
     assert unsafe(documented_cpu_commands(gpu_form)) == ["vllm serve M --max-model-len 8 --max-num-batched-tokens 8"]

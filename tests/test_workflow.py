@@ -2,14 +2,13 @@
 
 import re
 import shutil
-from html.parser import HTMLParser
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from conftest import REPO, write_config
 
 pytestmark = pytest.mark.workflow

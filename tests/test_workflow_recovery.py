@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, read_only, tiny_config, write_config
 from test_workflow import planned_jobs, snakemake
 

@@ -18,7 +18,14 @@ CHAT_TEMPLATE = (
 
 def build(out: Path, seed: int = 0) -> Path:
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     rng = random.Random(seed)

@@ -54,8 +54,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_cells(args: argparse.Namespace) -> int:
-    from hivebench.cells import cell_path
     from hivebench.ids import canonical_json, digest
+    from hivebench.paths import cell_path
 
     _, blocks = _blocks(args)
     for study_blocks in blocks.values():
@@ -99,8 +99,9 @@ def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_episode(args: argparse.Namespace) -> int:
-    from hivebench.cells import cell_path, check_cell
-    from hivebench.engine.loop import write_episode
+    from hivebench.cells import check_cell
+    from hivebench.engine.writer import write_episode
+    from hivebench.paths import cell_path
 
     if args.cell:
         text = sys.stdin.read() if args.cell == "-" else Path(args.cell).read_text()
@@ -116,7 +117,7 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 def cmd_episodes(args: argparse.Namespace) -> int:
     from hivebench.cells import job_cells
-    from hivebench.engine.loop import run_block
+    from hivebench.engine.jobs import run_block
     from hivebench.store import write_json
 
     spec = json.loads(args.spec)
@@ -226,9 +227,9 @@ def cmd_prepare_model(args: argparse.Namespace) -> int:
 def cmd_scores(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from hivebench.store import write_table
-    from hivebench.scores import score_table
     from hivebench.anchors import load_anchors
+    from hivebench.scores import score_table
+    from hivebench.store import write_table
 
     episodes = pd.read_parquet(args.episodes)
     table = score_table(episodes, args.resamples, args.confidence, args.bootstrap_seed, load_anchors(args.anchors), args.interval)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import codecs
 import copy
 import math
-import os
 import re
 from collections import Counter
 from functools import cache
@@ -21,15 +20,17 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
+from hivebench.method import JOB_KEYS
+
 Config = dict[str, Any]
 
-# Limits that no schema keyword can state (README, "Limits").
+# Limits that no schema keyword can state (docs/limits.md).
 MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has that many rows, and N more)
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
 MAX_JOB_BYTES = 8 * 2**30  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
-# Agents of one lockstep group: engine/loop.py plays a job's missing cells in groups of at most this
+# Agents of one lockstep group: engine/jobs.py plays a job's missing cells in groups of at most this
 # many agents (at least one cell a group), so at most LOCKSTEP_AGENTS // N episodes at once; it bounds
 # a job's memory (a block of large graphs is played in parts).
 LOCKSTEP_AGENTS = 100_000
@@ -146,23 +147,19 @@ def _document_problems(data: Any) -> list[str]:
     return sorted(problems)
 
 
-def _resource_yaml(path: str) -> Any:
-    return yaml.safe_load(resources.files("hivebench").joinpath(path).read_text())
-
-
 @cache
 def schema() -> dict[str, Any]:
-    """The core schema with every registered suite's fragment merged in: task and method kinds from
-    the registry, and for each kind with a `<kind>_task` / `<kind>_method` definition a branch that
-    applies it."""
-    from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
+    """The core schema with every registered suite's and method package's fragment merged in: task
+    and method kinds from the registry, and for each kind with a `<kind>_task` / `<kind>_method`
+    definition a branch that applies it."""
+    from hivebench.registry import METHODS, TASK_KINDS, schema_fragments
 
-    schema = _resource_yaml("schema/config.schema.yaml")
+    schema = yaml.safe_load(resources.files("hivebench").joinpath("schema/config.schema.yaml").read_text())
     defs = schema["$defs"]
-    for suite in SUITE_OBJECTS.values():
-        for name, definition in _resource_yaml(suite.schema)["$defs"].items():
+    for owner, fragment in schema_fragments():
+        for name, definition in yaml.safe_load(fragment.read_text())["$defs"].items():
             if name in defs:
-                raise RuntimeError(f"schema: {suite.name} redefines $defs.{name}")
+                raise RuntimeError(f"schema: {owner} redefines $defs.{name}")
             defs[name] = definition
     for section, kinds in (("task", TASK_KINDS), ("method", METHODS)):
         defs[section]["properties"]["kind"]["enum"] = list(kinds)
@@ -473,14 +470,17 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     used = {m for study in config["studies"].values() for m in study["methods"]}
     for name in sorted(used & set(config["methods"])):
         method = config["methods"][name]
-        if METHODS[method["kind"]].calls_models:
-            yield from _llm_problems(f"methods.{name}", method, base)
-        if "file" in method:  # replay
-            yield from _file_problem(f"methods.{name}.file", base / method["file"])
+        problems = METHODS[method["kind"]].hooks.problems(method_entry(method), base)
+        yield from (f"methods.{name}.{problem}" for problem in problems)
+
+
+def method_entry(method: dict[str, Any]) -> dict[str, Any]:
+    """A method's config entry as its hooks read it: without the keys that only size and place its jobs."""
+    return {k: v for k, v in method.items() if k not in JOB_KEYS}
 
 
 def held_episodes(block: int, n: int) -> int:
-    """How many episodes of N agents a job of `block` missing seeds holds at once (engine/loop.py,
+    """How many episodes of N agents a job of `block` missing seeds holds at once (engine/jobs.py,
     run_block): it plays them in groups of LOCKSTEP_AGENTS // N (at least one), each group's records
     held until written, and the last record of a group is still held while the next one plays."""
     group = max(1, LOCKSTEP_AGENTS // n)
@@ -600,61 +600,3 @@ def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict
         blocks += _blocks(study, method, config["methods"][method]["seeds_per_job"])[0]
         cells += _seed_count(study, method)
     return sizes * blocks, sizes * cells
-
-
-def _file_problem(where: str, path: Path) -> Iterator[str]:
-    if not path.is_file():
-        yield f"{where}: {'not a regular file' if path.exists() else 'no such file'}: {path}"
-
-
-def _llm_problems(where: str, method: dict[str, Any], base: Path) -> Iterator[str]:
-    """What would make an LLM method fail mid-run, found before any job starts."""
-    from hivebench.models.builtin import BUILTIN, package_dir
-
-    if method["backend"] == "scripted":
-        yield from _file_problem(f"{where}.model", base / method["model"])
-    elif method["backend"] == "openai":
-        env = method["api_key_env"]
-        if env is not None and not os.environ.get(env):
-            yield f"{where}.api_key_env: the environment variable {env} is not set (the API key is read from it)"
-    elif method["model"] in BUILTIN:
-        try:
-            package_dir(BUILTIN[method["model"]])
-        except FileNotFoundError as exc:
-            yield f"{where}.model: {exc}"
-    elif not (Path(method["model"]) / "config.json").is_file():
-        yield (
-            f"{where}.model: {method['model']!r} is neither a builtin model ({', '.join(BUILTIN)}) "
-            "nor a transformers model folder (no config.json there)"
-        )
-    notes = method.get("initial_notes", {})
-    for key in ("file", "episode"):
-        if key not in notes:
-            continue
-        path = base / notes[key]
-        if not path.is_file():
-            yield from _file_problem(f"{where}.initial_notes.{key}", path)
-        elif key == "file":
-            try:
-                if "\0" in path.read_bytes().decode("utf-8"):
-                    yield f"{where}.initial_notes.file: {path} contains a NUL character"
-            except UnicodeDecodeError as exc:
-                yield f"{where}.initial_notes.file: {path} is not UTF-8 text (byte {exc.start})"
-        else:
-            yield from _notes_episode_problems(f"{where}.initial_notes.episode", path)
-
-
-def _notes_episode_problems(where: str, path: Path) -> Iterator[str]:
-    """An episode whose final notes seed another method's agents: an LLM episode's Parquet file.
-    (pyarrow is imported only for a config that names one.)"""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        columns = set(pq.read_schema(path).names)
-    except (pa.ArrowException, OSError) as exc:
-        yield f"{where}: {path} is not a readable Parquet file ({exc})"
-        return
-    missing = {"step", "agent", "notes"} - columns
-    if missing:
-        yield f"{where}: {path} has no {', '.join(sorted(missing))} column (an LLM method's episode file has them)"

@@ -1,17 +1,26 @@
 """Every suite, task kind and method kind hivebench knows, with their semantic versions.
 
-A suite is one package and one line in SUITES. Its package's `__init__` declares a `SUITE`
-(hivebench.suite.Suite) with the standard library alone, because the Snakefile reads the registry at
-parse time; runtime classes are imported on first use. Bump a `version` when an implementation's
-results change: every cell that uses it reruns, and no other.
+A suite is one package and one line in SUITES; a method kind that every suite runs (through the
+suites' text views) is one package and one line in METHODS_PACKAGES. Installed packages add their own
+through entry points of the groups `hivebench.suites` and `hivebench.methods` (name = the package's
+import path, e.g. `mine = "my_method"` in its pyproject.toml's
+`[project.entry-points."hivebench.methods"]`). A suite's package declares a `SUITE`
+(hivebench.suite.Suite), a method's a `METHOD` (hivebench.method.Method), with the standard library
+alone, because the Snakefile reads the registry at parse time; runtime classes are imported on first
+use. Bump a `version` when an implementation's results change: every cell that uses it reruns, and no
+other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import import_module
+from importlib import import_module, resources
+from importlib.metadata import entry_points
+from importlib.resources.abc import Traversable
+from typing import Any
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskKind
+from hivebench.method import Method, MethodHooks, MethodImpl
+from hivebench.suite import Metric, Suite, TaskKind
 
 SUITES: dict[str, str] = {
     "loopbench": "hivebench.suites.loopbench",
@@ -19,12 +28,11 @@ SUITES: dict[str, str] = {
     "swarmbench": "hivebench.suites.swarmbench",
     "silobench": "hivebench.suites.silobench",
 }
-
-# Methods every suite runs: they reach the task only through the suite's text view.
-GENERIC_METHODS: dict[str, MethodImpl] = {
-    "llm": MethodImpl("hivebench.agents.llm:LLMAgent", version=3, calls_models=True, reads_text=True),
-    "replay": MethodImpl("hivebench.agents.replay:ReplayAgent", version=1, reads_text=True),
+METHOD_PACKAGES: dict[str, str] = {
+    "llm": "hivebench.agents.llm",
+    "replay": "hivebench.agents.replay",
 }
+SUITE_GROUP, METHOD_GROUP = "hivebench.suites", "hivebench.methods"
 
 
 @dataclass(frozen=True)
@@ -35,20 +43,37 @@ class MethodKind:
     impls: dict[str, MethodImpl]  # suite -> implementation
 
     @property
-    def calls_models(self) -> bool:
-        return any(impl.calls_models for impl in self.impls.values())
+    def hooks(self) -> MethodHooks:
+        """Its parse-time hooks (every suite's implementation of a kind has the same)."""
+        return next(iter(self.impls.values())).hooks
 
     def impl(self, suite: str) -> MethodImpl:
         return self.impls[suite]
 
 
-def _suites() -> dict[str, Suite]:
+def _packages(builtin: dict[str, str], group: str) -> dict[str, str]:
+    """name -> package: hivebench's own, then those installed packages register (entry points)."""
+    found = dict(builtin)
+    for point in entry_points(group=group):
+        if point.name in found:
+            raise RuntimeError(
+                f"registry: the entry point {point.name!r} = {point.value!r} (group {group}) takes a name "
+                f"already registered by {found[point.name]}"
+            )
+        found[point.name] = point.value
+    return found
+
+
+def _declarations(packages: dict[str, str], attribute: str, kind: type) -> dict[str, Any]:
+    """Each package's declaration (its `SUITE` or `METHOD`), checked against the name it is registered by."""
     found = {}
-    for name, package in SUITES.items():
-        suite = import_module(package).SUITE
-        if suite.name != name:
-            raise RuntimeError(f"registry: {package} declares suite {suite.name!r}, registered as {name!r}")
-        found[name] = suite
+    for name, package in packages.items():
+        declared = getattr(import_module(package), attribute, None)
+        if not isinstance(declared, kind):
+            raise RuntimeError(f"registry: {package} (registered as {name!r}) declares no {attribute} ({kind.__module__}.{kind.__name__})")
+        if declared.name != name:
+            raise RuntimeError(f"registry: {package} declares {declared.name!r}, registered as {name!r}")
+        found[name] = declared
     return found
 
 
@@ -62,19 +87,32 @@ def _task_kinds(suites: dict[str, Suite]) -> dict[str, tuple[str, TaskKind]]:
     return kinds
 
 
-def _method_kinds(suites: dict[str, Suite]) -> dict[str, MethodKind]:
-    impls: dict[str, dict[str, MethodImpl]] = {kind: dict.fromkeys(suites, impl) for kind, impl in GENERIC_METHODS.items()}
+def _method_kinds(suites: dict[str, Suite], generic: dict[str, Method]) -> dict[str, MethodKind]:
+    impls: dict[str, dict[str, MethodImpl]] = {name: dict.fromkeys(suites, method.impl) for name, method in generic.items()}
     for suite in suites.values():
         for kind, impl in suite.methods.items():
-            if kind in GENERIC_METHODS:
-                raise RuntimeError(f"registry: {suite.name} redefines the generic method {kind!r}")
+            if kind in generic:
+                raise RuntimeError(f"registry: {suite.name} redefines the method {kind!r} of {METHOD_PACKAGE_OF[kind]}")
             impls.setdefault(kind, {})[suite.name] = impl
+    for kind, by_suite in impls.items():
+        if len({type(impl.hooks) for impl in by_suite.values()}) > 1:
+            raise RuntimeError(f"registry: the suites implement method {kind!r} with different hooks ({', '.join(by_suite)})")
     return {kind: MethodKind(kind, by_suite) for kind, by_suite in impls.items()}
 
 
-SUITE_OBJECTS: dict[str, Suite] = _suites()
+def schema_fragments() -> list[tuple[str, Traversable]]:
+    """(owner, file) of every suite's and method package's schema fragment."""
+    owners = [(name, SUITE_PACKAGE_OF[name], suite.schema) for name, suite in SUITE_OBJECTS.items()]
+    owners += [(name, METHOD_PACKAGE_OF[name], method.schema) for name, method in METHOD_OBJECTS.items() if method.schema]
+    return [(name, resources.files(package).joinpath(path)) for name, package, path in owners]
+
+
+SUITE_PACKAGE_OF: dict[str, str] = _packages(SUITES, SUITE_GROUP)
+METHOD_PACKAGE_OF: dict[str, str] = _packages(METHOD_PACKAGES, METHOD_GROUP)
+SUITE_OBJECTS: dict[str, Suite] = _declarations(SUITE_PACKAGE_OF, "SUITE", Suite)
+METHOD_OBJECTS: dict[str, Method] = _declarations(METHOD_PACKAGE_OF, "METHOD", Method)
 TASK_KINDS: dict[str, tuple[str, TaskKind]] = _task_kinds(SUITE_OBJECTS)  # kind -> (suite, task)
-METHODS: dict[str, MethodKind] = _method_kinds(SUITE_OBJECTS)
+METHODS: dict[str, MethodKind] = _method_kinds(SUITE_OBJECTS, METHOD_OBJECTS)
 SUITE_METRICS: dict[str, tuple[Metric, ...]] = {name: suite.metrics for name, suite in SUITE_OBJECTS.items()}
 
 

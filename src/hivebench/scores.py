@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
 from hivebench.anchors import Anchors, normalise
+from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
 from hivebench.stats import mean_ci
 
 SCORE_KEYS = ["suite", "task", "method", "population"]

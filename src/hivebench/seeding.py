@@ -18,7 +18,6 @@ from typing import Sequence
 
 import numpy as np
 
-
 Kind = tuple[int, ...]  # what a stream draws: DOUBLES, or (low, high) for integers in [low, high)
 DOUBLES: Kind = ()
 

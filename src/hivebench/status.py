@@ -1,7 +1,7 @@
 """`hivebench status`: where each cell of a config stands, judged from the files on disk as Snakemake
 judges them, and what the finished LLM cells cost so far. Reads file footers and job records only.
 
-done:     the cell's file is whole (Block.damage: the rule Snakemake applies too) and has the cell's
+done:     the cell's file is whole (damage.block_damage: the rule Snakemake applies too) and has the cell's
           current hash;
 damaged:  its file is missing after its job finished, changed since, not a whole Parquet file, holds
           another cell, or `hivebench verify` found it damaged: the next `snakemake` run redoes it (a
@@ -21,9 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block, cell_files, cell_path, study_damage
+from hivebench.cells import Block
+from hivebench.damage import job_record, study_damage
 from hivebench.ids import digest
 from hivebench.models import token_cost
+from hivebench.paths import cell_files, cell_path
 from hivebench.store import stored_summary
 
 STATES = ("done", "damaged", "failed", "running", "pending")
@@ -39,7 +41,7 @@ class Report:
 
 def job_state(block: Block) -> tuple[str | None, str]:
     """(failed | running | None, what to tell) from the record the block's last job wrote."""
-    record = block.record()
+    record = job_record(block)
     where = f"job {block.summary_path}"
     if record.get("state") == "failed":
         return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"

@@ -26,7 +26,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hivebench.cells import side_path
+from hivebench.paths import side_path
 
 CELL_KEY = b"hivebench.cell"
 HASH_KEY = b"hivebench.cell_hash"

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+if TYPE_CHECKING:
+    from hivebench.method import MethodImpl
 
 
 def load(target: str) -> Any:
@@ -96,19 +99,6 @@ class TaskKind:
 
 
 @dataclass(frozen=True)
-class MethodImpl:
-    """A method kind as one suite runs it (or every suite, for a generic one such as `llm`)."""
-
-    target: str  # the policy class
-    version: int
-    calls_models: bool = False  # given each cell's response cache; counted as LLM in jobs and estimates
-    reads_text: bool = False  # given the suite's text view (the LLM agent, replay)
-
-    def load(self) -> Any:
-        return load(self.target)
-
-
-@dataclass(frozen=True)
 class Metric:
     name: str  # the episodes-table column
     higher_is_better: bool = True
@@ -122,13 +112,15 @@ class Suite:
     tasks: dict[str, TaskKind]  # task kind -> its implementation
     methods: dict[str, MethodImpl]  # method kinds this suite implements itself
     metrics: tuple[Metric, ...]  # the episode-summary columns scores and contrasts run over
-    schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`), a package resource path
+    schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`): a file of the suite's package (a path inside it)
     text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
     # renders the suite's report section ("module:function"): (its episodes, folder, link prefix,
     # resamples, confidence, bootstrap seed, its published tables and the frozen anchors from the
     # anchors file) -> HTML
     report: str
-    report_files: tuple[str, ...] = field(default=())  # files the section writes into reports/<study>/
+    # files the section writes into reports/<study>/<suite>/; each .csv and .png has its caption for
+    # `snakemake --report` in the suite's package, captions/<file stem>.rst
+    report_files: tuple[str, ...] = field(default=())
     # Anchor-normalised metrics: the episodes column naming the anchored task (its values are the
     # anchors file's task keys), and the values that must have an anchor (None: every one); the
     # others get no normalised score.
@@ -137,3 +129,12 @@ class Suite:
     # Published tables (anchors file, `published`) whose column groups are populations N (or
     # "overall"): the report sorts and labels them as numbers.
     population_tables: tuple[str, ...] = ()
+    # The smallest cell the conformance checks play (hivebench.engine.conformance): `task`, a task
+    # entry as a config writes it; `method`, a method kind of the suite whose episodes differ between
+    # seeds (a random baseline); `population`, the N they run at.
+    example: dict[str, Any] = field(default_factory=dict)
+    # The cells whose per-agent files (results/episodes/.../s<seed>.parquet) the report section reads,
+    # from the suite's cells of a study in the study's order (that of its episodes table); standard
+    # library, asked at parse time: each becomes an input of the section's rule. None: the section
+    # reads the episodes table and the anchors file alone.
+    report_cells: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None

@@ -1,6 +1,6 @@
 """`hivebench verify`: every finished file read back in full, for damage that leaves file times and
 Parquet's framing intact (a disk error, a byte changed in a footer, a file restored with its old
-time), which the check Snakemake makes on every run (`Block.damage`) cannot see. What it finds is
+time), which the check Snakemake makes on every run (`damage.block_damage`) cannot see. What it finds is
 recorded (in the block's job record; a study table's beside collect's log), so that `snakemake` plans
 the rerun and `hivebench status` counts the damage until the rerun has written those files again;
 nothing is removed."""
@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hivebench.cells import TABLES_RECORD, Block, cell_files, cell_path, study_tables, table_damage
+from hivebench.cells import Block
+from hivebench.damage import block_damage, job_record, table_damage
 from hivebench.ids import digest
+from hivebench.paths import TABLES_RECORD, cell_files, cell_path, study_tables
 from hivebench.store import read_cell, read_verified, write_json
 
 
@@ -25,10 +27,10 @@ def mtime_ns(path: str) -> int | None:
 
 
 def deep_damage(block: Block) -> dict[str, str]:
-    """`Block.damage`, plus every file of a finished block that does not read back whole (page
+    """`block_damage`, plus every file of a finished block that does not read back whole (page
     checksums), whose footer does not match its seal, that holds another cell (its hash), or that is a
     side table other than the one its cell file was written with."""
-    damage = block.damage()
+    damage = block_damage(block)
     if not Path(block.summary_path).exists():
         return damage
     if block.summary_path not in damage:
@@ -80,7 +82,7 @@ def verify_tables(study: str) -> tuple[dict[str, str], list[str]]:
 def record_block_damage(block: Block, damage: dict[str, str], summary_mtime_ns: int) -> None:
     """Keep what was found in the block's job record, for the summary that was there when its files
     were read (`summary_mtime_ns`) only: the job's next run writes a new record (and summary)."""
-    record = block.record()
+    record = job_record(block)
     record.update(damage=damage, damage_summary_mtime_ns=summary_mtime_ns)
     write_json(record, block.record_path)
 

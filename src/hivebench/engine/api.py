@@ -13,6 +13,8 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 import pyarrow as pa
 
+from hivebench.engine.block import Block
+
 
 @dataclass
 class EpisodeRecord:
@@ -66,8 +68,114 @@ class Task(Protocol):
 
 class Policy(Protocol):
     """Maps one round's batch of observations to one batch of actions, for every episode of a block;
-    built with the block's `Streams` (one random stream per episode). A policy may add per-(state,
-    agent) columns (`columns(episode)`, state 0 included) and summary fields (`summary(episode)`) to
-    each episode's record."""
+    built with the method's parameters and the block's `Streams` (one random stream per episode), and
+    with what its implementation asks for (hivebench.method.MethodImpl: `cache_paths`, `view`). A
+    policy class subclasses this one: `columns` and `summary` add nothing unless it overrides them."""
 
-    def decide(self, observation: Any) -> Any: ...
+    def decide(self, observation: Any) -> Any:
+        """Every agent's action this round, as the task's `step` takes them."""
+        ...
+
+    def columns(self, episode: int) -> dict[str, Any]:
+        """Per-(state, agent) columns for one episode's table, in its order (state 0 included)."""
+        return {}
+
+    def summary(self, episode: int) -> dict[str, Any]:
+        """Fields for one episode's summary."""
+        return {}
+
+
+class Medium(Protocol):
+    """How messages travel between the rounds of a job block's episodes, under a suite's rules: who
+    hears whom, the size caps, what is counted (hivebench.engine.media: a task builds its own by name).
+    In each round t in which a task's agents may send:
+
+        medium.send(t, outbox)          # checked, cut to the caps (counted) and recorded
+        inbox = medium.deliver(where)   # what each agent receives at the start of round t + 1
+
+    An outbox and an inbox are the medium's own types; an outbox is rows of messages, each with its
+    `sender` (a block agent), that `take(rows)` selects from. `where` is what delivery depends on
+    besides the messages (SwarmBench: where the agents stand after the round's movement), else None.
+    `deliver` with nothing sent since the last delivery gives an empty inbox (with the shared store:
+    the store as it stands). Once the block has ended the task reads `traffic` for its per-(state,
+    agent) columns, `counts` for each episode's summary and `tables` for its side tables.
+
+    A medium may wrap another and change what passes, without touching it: a perturbation, a
+    communication control (NoComm: send nothing on) or the Waggle trace field (take the deposits out
+    of each outbox, send the rest on, add a `trace` table) wraps the suite's own medium, and the task
+    is built with the wrapper in its place. Messages lost in transit with probability p:
+
+        class LossyMedium:
+            def __init__(self, inner: Medium, p: float, rng: np.random.Generator):
+                self.inner, self.p, self.rng, self.block = inner, p, rng, inner.block
+                self.lost = np.zeros(inner.block.episodes, dtype=np.int64)
+
+            def send(self, step: int, outbox: Any) -> None:
+                lost = self.rng.random(len(outbox.sender)) < self.p
+                self.lost += self.block.per_episode(agents=outbox.sender[lost])
+                self.inner.send(step, outbox.take(np.flatnonzero(~lost)))
+
+            def deliver(self, where: Any = None) -> Any:
+                return self.inner.deliver(where)
+
+            def traffic(self, rounds: int) -> dict[str, np.ndarray]:
+                return self.inner.traffic(rounds)
+
+            def counts(self, episode: int) -> dict[str, int]:
+                return {**self.inner.counts(episode), "lost_messages": int(self.lost[episode])}
+
+            def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
+                return self.inner.tables(episode)
+    """
+
+    block: Block  # the block's agents side by side (and their graphs, for a medium that follows them)
+
+    def send(self, step: int, outbox: Any) -> None:
+        """Round `step`'s messages from every agent of the block."""
+
+    def deliver(self, where: Any = None) -> Any:
+        """The inbox of every agent of the block: the messages sent since the last delivery, as they
+        arrive."""
+
+    def traffic(self, rounds: int) -> dict[str, np.ndarray]:
+        """Per round and agent, (rounds, agents): "sent" and "received" messages (and what else the
+        medium counts per agent, e.g. "chars"); row t: the messages sent in round t."""
+
+    def counts(self, episode: int) -> dict[str, int]:
+        """The episode's summary fields: "messages", "truncated_messages" (cut to the cap) and the
+        medium's own (characters, deliveries, refused writes, ...)."""
+
+    def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
+        """The episode's side tables by name (e.g. `messages`, one row per message), or functions that
+        build them when they are read."""
+
+
+class TextView(Protocol):
+    """A suite's observations as an LLM agent reads them (one per suite, `Suite.text_view`): what a
+    method that reads text (the LLM agent, replay) is given. It renders observations and names the
+    reply's fields; an agent's memory (notes, their rule, their field) is the method's own."""
+
+    def agents(self, observation: Any) -> int:
+        """How many agents the block has (every episode's)."""
+
+    def live(self, observation: Any) -> np.ndarray:
+        """(agents,) bool: whose episode still decides this round."""
+
+    def reply_schema(self, observation: Any, agent: int) -> dict[str, Any]:
+        """JSON Schema properties of this agent's reply this round, all required (a method adds its
+        own, such as the LLM agent's `notes`)."""
+
+    def reply_format(self, observation: Any, agent: int) -> str:
+        """The same fields as the prompt shows them, inside a JSON object's braces:
+        `"color": <an integer from 0 to 1>`."""
+
+    def system(self, observation: Any, agent: int) -> str:
+        """The task statement: the same for every agent of an episode (a local model pre-fills it once)."""
+
+    def turn(self, observation: Any, agent: int, window: int) -> str:
+        """One agent's view this round: its local view, and its last `window` rounds (0: none; with a
+        chat of every round the earlier rounds are the chat's earlier turns)."""
+
+    def actions(self, observation: Any, replies: list[dict[str, Any] | None]) -> Any:
+        """The batch of actions from every agent's valid reply, or its fallback where the reply is None
+        (the actions of agents whose episode has ended are ignored)."""

@@ -29,8 +29,14 @@ from typing import Any
 import numpy as np
 
 from hivebench.ids import digest
-from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Sampling, Usage
-
+from hivebench.models import (
+    BackendError,
+    ChatRequest,
+    ChatResult,
+    OnResult,
+    Sampling,
+    Usage,
+)
 
 # Queries per row up to which attention runs on the key/value heads directly (decoding steps).
 SHORT_QUERIES = 16
@@ -102,7 +108,11 @@ class SchemaSampler:
 
     def choose(self, logits: Any, rows: list[int]) -> list[int]:
         """One token for each of `rows` (logits row i is rows[i]'s), consumed by its matcher."""
-        from llguidance.torch import allocate_token_bitmask, apply_token_bitmask_inplace, fill_next_token_bitmask
+        from llguidance.torch import (
+            allocate_token_bitmask,
+            apply_token_bitmask_inplace,
+            fill_next_token_bitmask,
+        )
 
         bitmask = allocate_token_bitmask(len(rows), logits.shape[1])
         for i, row in enumerate(rows):

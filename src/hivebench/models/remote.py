@@ -18,7 +18,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hivebench.models import MALFORMED, BackendError, ChatRequest, ChatResult, OnResult, Usage
+from hivebench.models import (
+    MALFORMED,
+    BackendError,
+    ChatRequest,
+    ChatResult,
+    OnResult,
+    Usage,
+)
 
 log = logging.getLogger("hivebench.llm")
 

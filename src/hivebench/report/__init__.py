@@ -3,7 +3,17 @@
 A study's report folder holds the files every study gets (scores, contrasts, index.html) and one
 subfolder per suite the study runs, with that suite's section (`Suite.report_files` and the HTML
 fragment `section.html` that index.html embeds).
+
+The captions of the csv tables and png charts (`snakemake --report`) lie beside the code that writes
+them: the common files' in this package's captions/, a suite's in its package's captions/, each
+<file stem>.rst.
 """
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterable
 
 COMMON_FILES = (
     "scores.csv", "scores.md", "scores.tex", "scaling.html", "scaling.png",
@@ -16,3 +26,21 @@ SECTION_FILE = "section.html"
 def section_files(suite: str, files: tuple[str, ...]) -> list[str]:
     """A suite's section files, as paths inside a study's report folder."""
     return [f"{suite}/{name}" for name in (*files, SECTION_FILE)]
+
+
+def caption_file(package: str, name: str) -> Path:
+    """The caption of report file `name` (scores.csv, table1.png) written by the code of `package`
+    (hivebench.report for the common files, a suite's package for its section's): captions/<stem>.rst
+    in that package, as an absolute path."""
+    return Path(str(resources.files(package).joinpath("captions", f"{name.rsplit('.', 1)[0]}.rst")))
+
+
+def section_cells(suite: Any, blocks: Iterable[Any]) -> list[str]:
+    """The cell files (results/episodes/.../s<seed>.parquet) the report section of `suite` (a Suite)
+    reads in a study of these job blocks (`Suite.report_cells`), in the order it names them."""
+    if suite.report_cells is None:
+        return []
+    from hivebench.paths import cell_path
+
+    cells = [cell for block in blocks if block.shared["suite"] == suite.name for cell in block.cells()]
+    return [cell_path(cell) for cell in suite.report_cells(cells)]

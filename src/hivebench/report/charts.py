@@ -7,7 +7,6 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-
 # More tasks than this get one row per task entry (`<entry>.<ID>` members averaged) or per suite: one
 # row per task would be a chart thousands of pixels tall (Silo-Bench's paper grid has 150 tasks).
 MAX_TASK_ROWS = 40

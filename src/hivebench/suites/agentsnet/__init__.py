@@ -7,7 +7,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind, message_cap_problems
+from hivebench.method import MethodImpl
+from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
 from hivebench.suites.agentsnet.names import longest_name
 
 PACKAGE = "hivebench.suites.agentsnet"
@@ -61,8 +62,9 @@ SUITE = Suite(
         "random": MethodImpl(f"{PACKAGE}.baselines:RandomAnswers", version=2),
     },
     metrics=(Metric("score"), Metric("solved")),
-    schema="suites/agentsnet/schema.yaml",
+    schema="schema.yaml",
     text_view=f"{PACKAGE}.text:NetView",
+    example={"task": {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}, "method": "random", "population": 8},
     report=f"{PACKAGE}.report:render",
     report_files=("agentsnet.csv", "agentsnet.md", "agentsnet.tex", "agentsnet_scaling.html", "agentsnet_scaling.png"),
 )

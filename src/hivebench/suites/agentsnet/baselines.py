@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hivebench.engine.api import Policy
 from hivebench.engine.media import Outbox
 from hivebench.seeding import Streams
 from hivebench.suites.agentsnet import problems
@@ -44,7 +45,7 @@ class Edges:
     def __init__(self, block: Block):
         self.n = block.agents
         self.indptr = block.indptr
-        self.src = np.repeat(np.arange(block.agents), block.degrees)  # position e: from src[e] ...
+        self.src = block.src  # position e: from src[e] ...
         self.dst = block.indices  # ... to dst[e]
         self.split = [int(g.indptr[-1]) for g in block.graphs]  # directed edges per episode
 
@@ -284,7 +285,7 @@ PROTOCOLS: dict[str, type] = {
 }
 
 
-class DistributedAlgorithm:
+class DistributedAlgorithm(Policy):
     """The problem's distributed algorithm, built on the first round (when the instances are known)."""
 
     def __init__(self, params: dict[str, Any], rng: Streams):
@@ -297,7 +298,7 @@ class DistributedAlgorithm:
         return self.protocol.act(views)
 
 
-class RandomAnswers:
+class RandomAnswers(Policy):
     """Sends nothing; answers uniformly at random among its options."""
 
     def __init__(self, params: dict[str, Any], rng: Streams):

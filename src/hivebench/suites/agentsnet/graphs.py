@@ -19,6 +19,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial import Delaunay
 
+from hivebench.engine.block import Graph, GraphBlock, csr
 from hivebench.seeding import stream
 from hivebench.suites.agentsnet.names import name_pool
 
@@ -26,62 +27,27 @@ WS_K, WS_P, BA_M = 4, 0.4, 2
 
 
 @dataclass(frozen=True, eq=False)  # one object per (family, n, seed) (`instance` caches): compared by identity
-class Instance:
-    n: int
+class Instance(Graph):
     edges: np.ndarray  # (m, 2) undirected, u < v, sorted
     names: tuple[str, ...]  # agent v's name
-    indptr: np.ndarray  # CSR adjacency: v's neighbours are indices[indptr[v]:indptr[v + 1]], by index
-    indices: np.ndarray
     diameter: int
-
-    @property
-    def degrees(self) -> np.ndarray:
-        return np.diff(self.indptr)
 
     @cached_property
     def max_degree(self) -> int:
         return int(self.degrees.max())
-
-    def neighbours(self, v: int) -> np.ndarray:
-        return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
     @cached_property
     def name_array(self) -> pa.StringArray:
         return pa.array(self.names, pa.string())
 
 
-@dataclass(frozen=True)
-class Block:
-    """A job block's instances side by side: agent v of episode s is agent s * n + v of the block,
-    whose graph is the disjoint union of the episodes' graphs (CSR, like an instance's)."""
-
-    graphs: tuple[Instance, ...]
-
-    @cached_property
-    def n(self) -> int:
-        """Agents per episode."""
-        return self.graphs[0].n
-
-    @cached_property
-    def agents(self) -> int:
-        return self.n * len(self.graphs)
-
-    @cached_property
-    def indptr(self) -> np.ndarray:
-        offsets = np.cumsum([0] + [g.indptr[-1] for g in self.graphs])
-        return np.concatenate([[0]] + [g.indptr[1:] + offsets[s] for s, g in enumerate(self.graphs)])
-
-    @cached_property
-    def indices(self) -> np.ndarray:
-        return np.concatenate([g.indices + s * self.n for s, g in enumerate(self.graphs)])
+class Block(GraphBlock[Instance]):
+    """A job block's instances side by side (hivebench.engine.block), with the agents' names and the
+    episodes' undirected edges in block indices."""
 
     @cached_property
     def names(self) -> tuple[str, ...]:
         return tuple(name for g in self.graphs for name in g.names)
-
-    @cached_property
-    def degrees(self) -> np.ndarray:
-        return np.diff(self.indptr)
 
     @cached_property
     def edges(self) -> np.ndarray:
@@ -91,17 +57,6 @@ class Block:
     @cached_property
     def edge_counts(self) -> np.ndarray:
         return np.array([len(g.edges) for g in self.graphs])
-
-    def per_episode(self, values: np.ndarray, agents: np.ndarray | None = None) -> np.ndarray:
-        """Per episode, the sum of `values` over its agents (or over items owned by `agents`)."""
-        owner = np.arange(self.agents) if agents is None else agents
-        return np.bincount(owner // self.n, weights=values, minlength=len(self.graphs))
-
-    def neighbours(self, agent: int) -> np.ndarray:
-        return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
-
-    def graph(self, agent: int) -> Instance:
-        return self.graphs[agent // self.n]
 
 
 def family_edges(family: str, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -134,14 +89,11 @@ def graph_from_edges(pairs: np.ndarray, names: tuple[str, ...]) -> Instance:
     """The instance of a connected graph on nodes 0..len(names)-1 given by its (m, 2) edges."""
     n = len(names)
     edges = np.unique(np.sort(np.asarray(pairs, dtype=np.int64).reshape(-1, 2), axis=1), axis=0)
-    src = np.concatenate([edges[:, 0], edges[:, 1]])
-    dst = np.concatenate([edges[:, 1], edges[:, 0]])
-    order = np.lexsort((dst, src))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
-    adjacency = csr_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+    indptr, indices = csr(edges, n)
+    adjacency = csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, n))
     if connected_components(adjacency, directed=False)[0] != 1:
         raise ValueError("the graph is not connected")
-    return Instance(n, edges, names, indptr, dst[order], diameter(adjacency))
+    return Instance(n, indptr, indices, edges, names, diameter(adjacency))
 
 
 def diameter(adjacency: csr_matrix, chunk: int = 256) -> int:

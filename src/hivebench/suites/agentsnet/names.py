@@ -1,7 +1,7 @@
 """Agent names: the only identities AgentsNet agents have.
 
 The reference code draws them without replacement from 200 common US first names (100 male, then 100
-female; ssa.gov). For more than 200 agents hivebench extends the list, documented in the README: the
+female; ssa.gov). For more than 200 agents hivebench extends the list, documented in its README.md: the
 k-th pass over the list appends k + 1 to every name (James, ..., Tiffany, James2, ..., Tiffany2,
 James3, ...), so names stay unique and readable at any population.
 """

@@ -5,7 +5,8 @@ Decision rounds 0..R: in rounds 0..R-1 every agent sends its messages (delivered
 next round); in round R, having read the last delivery, every agent answers. That is R deliveries and
 R + 1 decisions per agent, as in the reference code.
 
-A job block plays its episodes side by side on the union of their graphs (`Block`). Each keeps its
+A job block plays its episodes side by side on the union of their graphs (`Block`), and they talk
+by named neighbour messages (the `neighbours` medium). Each keeps its
 own instance and R: an episode whose round R has passed has ended, and what its agents still do is
 neither delivered nor recorded.
 """
@@ -18,13 +19,13 @@ from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
-from hivebench.engine.media import NeighbourMessages, Outbox
+from hivebench.engine.media import Outbox
 from hivebench.suite import TaskParamError
 from hivebench.suites.agentsnet import problems
-from hivebench.suites.agentsnet.graphs import Block, Instance, instance
+from hivebench.suites.agentsnet.graphs import Block, instance
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,9 @@ class NetTask:
         if rounds == "paper":
             self._check_agent_steps()
         self.agent_rounds = np.repeat(self.rounds, self.n)
-        self.medium = NeighbourMessages(self.block.indptr, self.block.indices, self.params["message_chars"], self.rounds - 1)
+        self.medium = media.medium("neighbours")(self.block, max_chars=self.params["message_chars"], last_round=self.rounds - 1)
+        self.inbox: Outbox = self.medium.deliver()
+        self.delivered: list[Outbox] = []  # every earlier round's messages, as delivered
         self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
         self.t = 0
 
@@ -121,10 +124,8 @@ class NetTask:
         return self.t >= self.horizon
 
     def observe(self) -> NetViews:
-        sent = tuple(outbox for _, outbox in self.medium.sent)  # as delivered
-        inbox = sent[-1] if sent else Outbox.empty()
         message_chars = self.params["message_chars"]
-        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, inbox, sent)
+        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, self.inbox, tuple(self.delivered))
 
     def step(self, actions: NetActions) -> None:
         answering = np.flatnonzero(self.agent_rounds == self.t)
@@ -132,6 +133,8 @@ class NetTask:
             if actions.outbox is None:
                 raise ValueError(f"round {self.t}: expected messages")
             self.medium.send(self.t, actions.outbox)
+            self.inbox = self.medium.deliver()
+            self.delivered.append(self.inbox)
         if len(answering):
             if actions.answers is None or len(actions.answers) != self.block.agents:
                 raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")
@@ -151,15 +154,16 @@ class NetTask:
         and the answer (state R + 1); one row per message in the `messages` table; score and solved
         flag."""
         # state t + 1 holds round t's counts: state 0 and each episode's answer state hold none
-        counts = np.zeros((2, len(self.rounds), self.horizon + 1, self.n), dtype=np.int32)
-        counts[0, :, 1:], counts[1, :, 1:] = self.medium.counts(self.horizon)
-        tables, messages, chars = self.medium.records()
+        n, episodes = self.n, len(self.rounds)
+        counts = np.zeros((2, episodes, self.horizon + 1, n), dtype=np.int32)
+        traffic = self.medium.traffic(self.horizon)
+        for i, key in enumerate(("sent", "received")):
+            counts[i, :, 1:] = traffic[key].reshape(self.horizon, episodes, n).transpose(1, 0, 2)
         answers = self.answers()
         scores, valid = problems.scores(self.problem, self.block, answers)
         # plain Python numbers, converted once for the block
-        valid_answers, truncated = self.block.per_episode(valid).astype(int).tolist(), self.medium.truncated.tolist()
-        scores, messages, chars, rounds = scores.tolist(), messages.tolist(), chars.tolist(), self.rounds.tolist()
-        n = self.n
+        valid_answers = self.block.per_episode(valid).astype(int).tolist()
+        scores, rounds = scores.tolist(), self.rounds.tolist()
         records = []
         for s, graph in enumerate(self.block.graphs):
             states = rounds[s] + 2
@@ -182,11 +186,9 @@ class NetTask:
                 "max_degree": graph.max_degree,
                 "edges": len(graph.edges),
                 "valid_answers": valid_answers[s],
-                "messages": messages[s],
-                "message_chars": chars[s],
-                "truncated_messages": truncated[s],
+                **self.medium.counts(s),  # messages, message_chars, truncated_messages
             }
-            records.append(EpisodeRecord(agents, summary, {"messages": tables[s]}))
+            records.append(EpisodeRecord(agents, summary, self.medium.tables(s)))
         return records
 
 

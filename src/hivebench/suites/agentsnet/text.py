@@ -1,10 +1,10 @@
 """AgentsNet as an LLM agent reads it. The system message states the rules as the AgentsNet
 reference prompt does (n, R, synchronous rounds, the problem), the same for every agent of an episode
 (so a local model pre-fills it once); each round's user message holds the agent's name and its
-neighbours' names, the messages delivered to it, its last K rounds (with full history the earlier
-rounds are the chat's earlier turns), and its private notes. In rounds 0..R-1 it replies {"messages": {neighbour: text}, "notes"}, in
-round R {"answer": one of its options, "notes"}. Without a valid reply an agent sends nothing, or
-gives no answer (which scores as an invalid answer)."""
+neighbours' names, the messages delivered to it and its last K rounds (with full history the earlier
+rounds are the chat's earlier turns). In rounds 0..R-1 its reply's field is {"messages": {neighbour:
+text}}, in round R {"answer": one of its options} (the LLM agent adds its notes). Without a valid
+reply an agent sends nothing, or gives no answer (which scores as an invalid answer)."""
 
 from __future__ import annotations
 
@@ -47,8 +47,7 @@ SYSTEM = (
     "neighbours. You cannot see or reach anyone else unless your neighbours relay it. {short}\n"
     "The process is synchronous: in each of {rounds} rounds every agent sends its messages at the same time and "
     "reads its neighbours' messages at the start of the next round. You may send one message to each neighbour "
-    "per round (at most {chars} characters each), or leave a neighbour out. After the last round you must {long}\n"
-    "You also keep private notes: whatever you write in \"notes\" is shown to you, and only you, next round."
+    "per round (at most {chars} characters each), or leave a neighbour out. After the last round you must {long}"
 )
 
 
@@ -66,7 +65,7 @@ def sent_lines(views: NetViews, outbox: Outbox, agent: int) -> list[str]:
 
 
 class NetView:
-    """The LLM agent's reading of AgentsNet observations (see hivebench.agents.llm.TextView)."""
+    """The LLM agent's reading of AgentsNet observations (see hivebench.engine.api.TextView)."""
 
     def agents(self, views: NetViews) -> int:
         return views.block.agents
@@ -82,14 +81,19 @@ class NetView:
         text = {"type": "string", "maxLength": views.message_chars}
         return {"messages": {"type": "object", "properties": dict.fromkeys(names, text), "additionalProperties": False}}
 
-    def system(self, views: NetViews, agent: int, chars: int) -> str:
+    def reply_format(self, views: NetViews, agent: int) -> str:
+        if views.final(agent):
+            return f'"answer": <one of {", ".join(repr(o) for o in views.options(agent))}>'
+        return '"messages": {"<neighbour name>": "<message>", ...}'
+
+    def system(self, views: NetViews, agent: int) -> str:
         short, long = TASKS[views.problem]
         k = views.block.graph(agent).max_degree + 1
         return SYSTEM.format(
             n=views.block.n, short=short, rounds=int(views.agent_rounds[agent]), chars=views.message_chars, long=long.format(k=k)
         )
 
-    def turn(self, views: NetViews, agent: int, notes: str, window: int, chars: int) -> str:
+    def turn(self, views: NetViews, agent: int, window: int) -> str:
         block, rounds = views.block, int(views.agent_rounds[agent])
         neighbours = ", ".join(block.names[u] for u in block.neighbours(agent))
         lines = [f"You are {block.names[agent]}; your neighbours are {neighbours}.", f"Round {views.step + 1} of {rounds + 1}."]
@@ -102,16 +106,8 @@ class NetView:
             lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
         received = inbox_lines(views, views.inbox, agent)
         lines += ["Messages from your neighbours this round:", *(received or ["  none"])]
-        lines += ["Your notes from last round:", notes if notes else "(none yet)", ""]
-        if views.final(agent):
-            options = ", ".join(repr(o) for o in views.options(agent))
-            lines.append(f'Message passing is over. Reply with only a JSON object: {{"answer": <one of {options}>, "notes": "<at most {chars} characters>"}}')
-        else:
-            left = rounds - views.step
-            lines.append(
-                f"{left} round{'s' if left > 1 else ''} of messages left, this one included. Reply with only a JSON object: "
-                f'{{"messages": {{"<neighbour name>": "<message>", ...}}, "notes": "<at most {chars} characters>"}}'
-            )
+        left = rounds - views.step
+        lines.append("Message passing is over." if views.final(agent) else f"{left} round{'s' if left > 1 else ''} of messages left, this one included.")
         return "\n".join(lines)
 
     def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:

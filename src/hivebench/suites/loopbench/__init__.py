@@ -6,8 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind, TaskParamError
-from hivebench.suites.loopbench.graphs import GraphError, GraphSpec, cycle_conf_best, resolve_graph
+from hivebench.method import MethodImpl
+from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, TaskParamError
+from hivebench.suites.loopbench.graphs import (
+    GraphError,
+    GraphSpec,
+    cycle_conf_best,
+    resolve_graph,
+)
 
 PACKAGE = "hivebench.suites.loopbench"
 
@@ -87,8 +93,9 @@ SUITE = Suite(
         Metric("proximity"), Metric("stability"), Metric("reached_optimum"), Metric("final_optimal"),
         Metric("first_optimal_step", higher_is_better=False, paired=False),  # NaN: never optimal
     ),
-    schema="suites/loopbench/schema.yaml",
+    schema="schema.yaml",
     text_view=f"{PACKAGE}.text:ColoringView",
+    example={"task": {"kind": "coloring", "graph": "cycle", "steps": 6}, "method": "random", "population": 5},
     report=f"{PACKAGE}.report:render",
     report_files=(
         "table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png",

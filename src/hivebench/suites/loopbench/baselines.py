@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from hivebench.engine.api import Policy
 from hivebench.seeding import Streams, first_argmax, uniform_among
 from hivebench.suites.loopbench.task import ColoringViews
 
@@ -26,7 +27,7 @@ def least_conflicted(views: ColoringViews) -> np.ndarray:
     return views.neighbor_counts == fewest_conflicts(views)[:, None]
 
 
-class RandomColorer:
+class RandomColorer(Policy):
     """Every node picks a uniformly random colour every step."""
 
     def __init__(self, params: dict[str, Any], rng: Streams):
@@ -46,7 +47,7 @@ class ConservativeRandomColorer(RandomColorer):
         return np.where(views.own_conflicts > 0, draw, views.colors)
 
 
-class SoftColorerFP:
+class SoftColorerFP(Policy):
     """Each node activates with probability p; an active node takes a least-conflicted colour,
     ties broken uniformly at random (its own colour among the candidates)."""
 
@@ -77,7 +78,7 @@ class SoftColorerCFP(SoftColorerFP):
         return np.where(active & improves, choice, views.colors)
 
 
-class GreedyColorer:
+class GreedyColorer(Policy):
     """Deterministic synchronous best response: keep the colour if it is least-conflicted, else take
     the lowest-numbered least-conflicted colour. From a symmetric start every node moves in lockstep."""
 

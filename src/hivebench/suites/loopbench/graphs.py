@@ -11,7 +11,7 @@ Edge = tuple[int, int]
 
 # Largest c**n searched exhaustively for conf_best (a few seconds of numpy at most).
 BRUTE_FORCE_LIMIT = 2**22
-MAX_NODE = 99_999  # node numbers of a fixed graph: at most the largest population (README, "Limits")
+MAX_NODE = 99_999  # node numbers of a fixed graph: at most the largest population (docs/limits.md)
 
 
 class GraphError(ValueError):

@@ -147,7 +147,7 @@ def section_html(episodes: pd.DataFrame, wide: pd.DataFrame, prefix: str, confid
     return f"""<h2>LoopBench Table 1</h2>
 <p>{len(episodes)} episodes; {seed_text} seeds per method and graph.
 Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
-Proximity and Stability as defined in the LoopBench paper (section 3); see the README's Metrics section.{undefined_note}</p>
+Proximity and Stability as defined in the LoopBench paper (section 3); see src/hivebench/suites/loopbench/README.md (Metrics).{undefined_note}</p>
 {wide.to_html(escape=True, border=0, classes="table1")}
 {file_links(prefix, links)}
 {published_html(published["table1"]) if "table1" in published else ""}

@@ -9,9 +9,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
+from hivebench.engine.block import Graph, GraphBlock, csr
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench import scoring
-from hivebench.suites.loopbench.graphs import BRUTE_FORCE_LIMIT, cycle_conf_best, cycle_edges
+from hivebench.suites.loopbench.graphs import (
+    BRUTE_FORCE_LIMIT,
+    cycle_conf_best,
+    cycle_edges,
+)
 
 
 @dataclass(frozen=True)
@@ -73,11 +78,7 @@ class ColoringTask:
         self.init = params["init"]
         self.window = params["metric_window"]
         self.cycle = graph == "cycle"
-        # Both directions of every edge, sorted by source: the CSR adjacency and the bincount keys of
-        # one episode (a block's episodes are copies of it, offset by n).
-        src, dst = np.concatenate([self.edges[:, 0], self.edges[:, 1]]), np.concatenate([self.edges[:, 1], self.edges[:, 0]])
-        order = np.lexsort((dst, src))
-        self._episode_src, self._episode_dst = src[order], dst[order]
+        self.graph = Graph(population, *csr(self.edges, population))  # a block plays copies of it side by side
         self.conf_best = self._conf_best(params, self.cycle)
         self.t = 0
 
@@ -102,12 +103,11 @@ class ColoringTask:
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.seeds = list(seeds)
-        offsets = (np.arange(len(seeds)) * self.n)[:, None]
-        self._src = (self._episode_src + offsets).ravel()
-        self._dst = (self._episode_dst + offsets).ravel()
-        self.agents = self.n * len(seeds)
+        block = GraphBlock([self.graph] * len(seeds))
+        # every directed edge from _src to _dst: the bincount keys of the neighbour counts
+        self._src, self._dst, self.indptr = block.src, block.indices, block.indptr
+        self.agents = block.agents
         self._row_starts = np.arange(self.agents) * self.num_colors  # agent v's counts in the flat array
-        self.indptr = np.concatenate([[0], np.cumsum(np.bincount(self._src, minlength=self.agents))])
         self.trajectory = np.zeros((self.steps + 1, self.agents), dtype=np.int64)
         self.conflicts = np.zeros((self.steps + 1, self.agents), dtype=np.int64)  # each agent's, per state
         if self.init != "same":

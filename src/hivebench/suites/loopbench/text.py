@@ -1,9 +1,8 @@
-"""LoopBench as an LLM agent reads it: the system message states the task and the reply format, the
-same for every agent of an episode (so a local model pre-fills it once); each round's user message
-holds the agent's id, its own and its neighbours' colours, the last K rounds of its local history
-(with full history the earlier rounds are the chat's earlier turns) and the notes it wrote last round.
-It replies {color, notes}. An agent without a valid reply keeps its colour. Ids are within the agent's
-episode (0..n-1).
+"""LoopBench as an LLM agent reads it: the system message states the task, the same for every agent
+of an episode (so a local model pre-fills it once); each round's user message holds the agent's id,
+its own and its neighbours' colours and the last K rounds of its local history (with full history the
+earlier rounds are the chat's earlier turns). Its reply's field is the colour (the LLM agent adds its
+notes). An agent without a valid reply keeps its colour. Ids are within the agent's episode (0..n-1).
 """
 
 from __future__ import annotations
@@ -19,13 +18,7 @@ SYSTEM = (
     "picks one of {c} colours, numbered 0 to {top}. All agents choose at the same time and cannot talk "
     "to each other. An edge whose two nodes have the same colour is a conflict; together the agents "
     "should reach as few conflicts as possible and stay there. You see only your own colour, your "
-    "neighbours' colours and your own history. You also keep private notes: whatever you write in "
-    "\"notes\" is shown to you, and only you, next round. Use them to record what you observe and the "
-    "strategy you follow.\n"
-)
-REPLY = (
-    'Reply with only a JSON object: {{"color": <an integer from 0 to {top}>, "notes": "<your private '
-    'notes for next round, at most {chars} characters>"}}'
+    "neighbours' colours and your own history."
 )
 
 
@@ -40,7 +33,7 @@ def history_lines(views: ColoringViews, agent: int, window: int) -> list[str]:
     ]
 
 
-def user_prompt(views: ColoringViews, agent: int, notes: str, window: int) -> str:
+def user_prompt(views: ColoringViews, agent: int, window: int) -> str:
     """Terse on purpose: a local model pre-fills every token of it, every round, for every agent."""
     neighbours = views.neighbors_of(agent)
     lines = [
@@ -52,12 +45,11 @@ def user_prompt(views: ColoringViews, agent: int, notes: str, window: int) -> st
     history = history_lines(views, agent, window)
     if history:
         lines.append("Earlier (oldest first): " + "; ".join(history) + ".")
-    lines.append(f"Your notes: {notes if notes else '(none yet)'}")
     return "\n".join(lines)
 
 
 class ColoringView:
-    """The LLM agent's reading of LoopBench observations (see hivebench.agents.llm.TextView)."""
+    """The LLM agent's reading of LoopBench observations (see hivebench.engine.api.TextView)."""
 
     def agents(self, views: ColoringViews) -> int:
         return len(views.colors)
@@ -68,12 +60,15 @@ class ColoringView:
     def reply_schema(self, views: ColoringViews, agent: int) -> dict[str, Any]:
         return {"color": {"type": "integer", "minimum": 0, "maximum": views.num_colors - 1}}
 
-    def system(self, views: ColoringViews, agent: int, chars: int) -> str:
-        c = views.num_colors
-        return SYSTEM.format(n=views.n, c=c, top=c - 1) + REPLY.format(top=c - 1, chars=chars)
+    def reply_format(self, views: ColoringViews, agent: int) -> str:
+        return f'"color": <an integer from 0 to {views.num_colors - 1}>'
 
-    def turn(self, views: ColoringViews, agent: int, notes: str, window: int, chars: int) -> str:
-        return user_prompt(views, agent, notes, window)
+    def system(self, views: ColoringViews, agent: int) -> str:
+        c = views.num_colors
+        return SYSTEM.format(n=views.n, c=c, top=c - 1)
+
+    def turn(self, views: ColoringViews, agent: int, window: int) -> str:
+        return user_prompt(views, agent, window)
 
     def actions(self, views: ColoringViews, replies: list[dict[str, Any] | None]) -> np.ndarray:
         """Each agent's colour; one without a valid reply keeps its colour (the fallback)."""

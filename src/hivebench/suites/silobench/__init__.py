@@ -8,7 +8,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind, message_cap_problems
+from hivebench.method import MethodImpl
+from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
 from hivebench.suites.silobench.catalogue import BY_ID, selected
 from hivebench.suites.silobench.widest import classical_message_chars
 
@@ -99,7 +100,7 @@ def _too_many(params: dict[str, Any], n: int) -> str:
     else:
         setting = f"protocol: {protocol} on topology: {topology}" + (" (the default)" if topology == "complete" else "")
         others = f"; topology: regular3 runs up to {LARGEST['regular3']:,}, protocol: store up to {LARGEST['store']:,}" if topology == "complete" else ""
-    return f"{setting} runs at most {largest(params):,} agents, got {n:,} (README, Limits{others})"
+    return f"{setting} runs at most {largest(params):,} agents, got {n:,} (docs/limits.md{others})"
 
 
 SUITE = Suite(
@@ -111,8 +112,9 @@ SUITE = Suite(
         "random": MethodImpl(f"{PACKAGE}.baselines:RandomGossip", version=1),
     },
     metrics=(Metric("exact"), Metric("success"), Metric("partial")),
-    schema="suites/silobench/schema.yaml",
+    schema="schema.yaml",
     text_view=f"{PACKAGE}.text:SiloView",
+    example={"task": {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2}, "method": "random", "population": 8},
     report=f"{PACKAGE}.report:render",
     report_files=("silobench.csv", "silobench.md", "silobench.tex", "silobench_tasks.csv", "silobench_scaling.html", "silobench_scaling.png"),
     population_tables=("populations",),

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from hivebench.engine.api import Policy
+from hivebench.engine.media.exchange import Outbox
 from hivebench.seeding import Streams
-from hivebench.suites.silobench.exchange import Outbox
 from hivebench.suites.silobench.instances import own_answer, whole_answer
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
@@ -58,15 +59,15 @@ class Holdings:
         assert known is not None and source is not None
         inbox = views.inbox
         if len(inbox.receiver):
-            assert inbox.outbox.shards is not None
-            rows, owners = np.nonzero(inbox.outbox.shards[inbox.message] & ~known[inbox.receiver])
+            assert inbox.outbox.payload is not None
+            rows, owners = np.nonzero(inbox.outbox.payload[inbox.message] & ~known[inbox.receiver])
             source[inbox.receiver[rows], owners] = inbox.sender[rows]
             known[inbox.receiver[rows], owners] = True
         n = views.block.n
         for s, store in enumerate(views.store):
             for entry in store.values():
-                if entry.shards is not None and entry.step == views.step - 1:  # older writes are held already
-                    known[s * n : (s + 1) * n] |= entry.shards
+                if entry.payload is not None and entry.step == views.step - 1:  # older writes are held already
+                    known[s * n : (s + 1) * n] |= entry.payload
         self.held.append(known.sum(axis=1))
         return known
 
@@ -105,7 +106,7 @@ class Holdings:
         return {"held": pa.array(held.ravel().astype(np.int32))}
 
 
-class ClassicalPolicy:
+class ClassicalPolicy(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         self.holdings = Holdings()
         self.n = 0
@@ -134,12 +135,12 @@ def outbox(views: SiloViews, shards: np.ndarray, speaking: np.ndarray, to: np.nd
         sender = senders[i]
         carried = shards[sender] if source is None else shards[sender] & (source[sender] != receiver[:, None])
         kept = carried.any(axis=1)
-        return Outbox(sender[kept], receiver[kept], shards=carried[kept])
+        return Outbox(sender[kept], receiver[kept], payload=carried[kept])
     if views.protocol == "p2p":
         assert to is not None
-        return Outbox(senders, to[senders], shards=shards[senders])
+        return Outbox(senders, to[senders], payload=shards[senders])
     keys = [str(v % views.block.n) for v in senders.tolist()] if views.protocol == "store" else None
-    return Outbox(senders, np.full(len(senders), -1), shards=shards[senders], keys=keys)
+    return Outbox(senders, np.full(len(senders), -1), payload=shards[senders], keys=keys)
 
 
 class Distributed(ClassicalPolicy):

@@ -9,7 +9,14 @@ from fractions import Fraction
 from functools import reduce
 from operator import xor
 
-from hivebench.suites.silobench.problems import Problem, deal, exact, flat, hundredths, rounded
+from hivebench.suites.silobench.problems import (
+    Problem,
+    deal,
+    exact,
+    flat,
+    hundredths,
+    rounded,
+)
 
 WORDS = ["apple", "banana", "cherry", "date", "elderberry", "fig", "grape"]
 CANDIDATES = ["Candidate_A", "Candidate_B", "Candidate_C", "Candidate_D"]

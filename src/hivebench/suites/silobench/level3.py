@@ -8,7 +8,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from hivebench.suites.silobench.problems import Problem, deal, exact, flat, hundredths, rounded
+from hivebench.suites.silobench.problems import (
+    Problem,
+    deal,
+    exact,
+    flat,
+    hundredths,
+    rounded,
+)
 
 
 class DistributedSort(Problem):

@@ -1,29 +1,25 @@
 """Who may talk to whom: every agent with every other (complete), or the Waggle study's degree-three
-ports (a seeded random 3-regular graph, connected). A job block lays its episodes' graphs side by side."""
+ports (a seeded random 3-regular graph, connected). A job block lays its episodes' graphs side by side
+(hivebench.engine.block)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Sequence
 
 import networkx as nx
 import numpy as np
 
+from hivebench.engine.block import Graph, GraphBlock
 from hivebench.seeding import stream
 
 TOPOLOGIES = ("complete", "regular3")
 
 
-@dataclass(frozen=True)
-class Topology:
-    n: int
-    indptr: np.ndarray  # CSR adjacency: agent v's neighbours are indices[indptr[v]:indptr[v + 1]], ascending
-    indices: np.ndarray
+@dataclass(frozen=True, eq=False)
+class Topology(Graph):
     diameter: int  # rounds a flood needs to reach everyone
-
-    def neighbours(self, v: int) -> np.ndarray:
-        return self.indices[self.indptr[v] : self.indptr[v + 1]]
 
 
 def topology(kind: str, n: int, seed: int) -> Topology:
@@ -59,36 +55,5 @@ def regular3(n: int, seed: int) -> nx.Graph:
     raise RuntimeError(f"no connected 3-regular graph on {n} nodes in 1000 draws")  # pragma: no cover
 
 
-@dataclass(frozen=True)
-class Block:
-    """The episodes' graphs side by side: agent v of episode s is agent s * n + v."""
-
-    graphs: tuple[Topology, ...]
-
-    @property
-    def n(self) -> int:
-        return self.graphs[0].n
-
-    @property
-    def agents(self) -> int:
-        return self.n * len(self.graphs)
-
-    @cached_property
-    def indptr(self) -> np.ndarray:
-        degrees = np.concatenate([np.diff(g.indptr) for g in self.graphs])
-        return np.concatenate([[0], np.cumsum(degrees)])
-
-    @cached_property
-    def indices(self) -> np.ndarray:
-        return np.concatenate([g.indices + s * self.n for s, g in enumerate(self.graphs)])
-
-    def fan_out(self, senders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(i, receiver): one row per neighbour of each sender, i its position in `senders`."""
-        degrees = np.diff(self.indptr)[senders]
-        i = np.repeat(np.arange(len(senders)), degrees)
-        first = np.repeat(self.indptr[senders] - np.concatenate([[0], np.cumsum(degrees)[:-1]]), degrees)
-        return i, self.indices[first + np.arange(len(i))]
-
-
-def block(kind: str, n: int, seeds: Sequence[int]) -> Block:
-    return Block(tuple(topology(kind, n, seed) for seed in seeds))
+def block(kind: str, n: int, seeds: Sequence[int]) -> GraphBlock[Topology]:
+    return GraphBlock([topology(kind, n, seed) for seed in seeds])

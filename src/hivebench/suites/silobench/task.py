@@ -21,11 +21,14 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
+from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
+from hivebench.engine.block import GraphBlock
+from hivebench.engine.media.exchange import Delivered, Entry, Outbox
 from hivebench.suites.silobench.catalogue import BY_ID
-from hivebench.suites.silobench.exchange import Delivered, Entry, Exchange, Outbox, ShardTexts
+from hivebench.suites.silobench.exchange import ShardTexts
 from hivebench.suites.silobench.instances import instance
-from hivebench.suites.silobench.network import Block, block
+from hivebench.suites.silobench.network import Topology, block
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.scoring import judge
 
@@ -43,7 +46,7 @@ class SiloViews:
     protocol: str
     topology: str
     oracle: bool
-    block: Block
+    block: GraphBlock[Topology]
     instances: tuple[Instance, ...]
     inbox: Delivered  # delivered at the start of this round (sent in round step - 1)
     store: list[dict[str, Entry]]  # per episode, the store as every agent reads it this round
@@ -92,8 +95,11 @@ class SiloTask:
         self.instances = tuple(instance(self.params["task"], self.size, seed) for seed in seeds)
         self.block = block("complete" if self.oracle else self.params["topology"], self.n, seeds)
         self.texts = ShardTexts([inst.shards for inst in self.instances])
-        self.exchange = Exchange(self.params["protocol"], self.block, self.params, self.texts)
-        self.inbox = Delivered.empty()
+        p = self.params
+        store = {"store_chars": p["store_chars"], "writes": p["writes_per_round"]} if p["protocol"] == "store" else {}
+        self.medium = media.medium(p["protocol"])(self.block, self.texts, p["message_chars"], **store)
+        self.inbox: Delivered = self.medium.deliver()
+        self.history: list[Delivered] = []  # every earlier round's inbox
         self.answers: tuple[Sequence[Any], Sequence[bool]] | None = None
         self.t = 0
 
@@ -106,19 +112,19 @@ class SiloTask:
         return self.t >= self.horizon
 
     def observe(self) -> SiloViews:
-        p = self.params
-        store = self.exchange.snapshot() if p["protocol"] == "store" else []
-        history = tuple(self.exchange.delivered)
+        p, inbox = self.params, self.inbox
         return SiloViews(
             self.t, self.rounds, p["protocol"], p["topology"], self.oracle, self.block, self.instances,
-            self.inbox, store, self.exchange.refusals, history, p["message_chars"], p["writes_per_round"], self.texts.costs,
+            inbox, inbox.store, inbox.refused, tuple(self.history), p["message_chars"], p["writes_per_round"], self.texts.costs,
         )  # fmt: skip
 
     def step(self, actions: SiloActions) -> None:
         if self.t < self.rounds:
             if actions.outbox is None:
                 raise ValueError(f"round {self.t}: expected messages")
-            self.inbox = self.exchange.send(self.t, actions.outbox)
+            self.medium.send(self.t, actions.outbox)
+            self.inbox = self.medium.deliver()
+            self.history.append(self.inbox)
         else:
             agents = self.block.agents
             if actions.answers is None or actions.given is None or len(actions.answers) != agents or len(actions.given) != agents:
@@ -134,7 +140,7 @@ class SiloTask:
         assert self.answers is not None, "record() before the answers"
         answers, given = self.answers
         n, states = self.n, self.rounds + 2
-        sent, chars, received = self.exchange.counts(self.rounds)
+        traffic = self.medium.traffic(self.rounds)
         step, agent = state_agent_columns(n, states)
         texts: dict[int, str] = {}  # an answer object's JSON, once (the flood's agents share theirs)
         records = []
@@ -160,15 +166,15 @@ class SiloTask:
             agents = {
                 "step": step,
                 "agent": agent,
-                "sent": per_state(sent),
-                "chars": per_state(chars),
-                "received": per_state(received),
+                "sent": per_state(traffic["sent"]),
+                "chars": per_state(traffic["chars"]),
+                "received": per_state(traffic["received"]),
                 "answer": last(final, pa.string()),
                 "exact": last(exact.tolist(), pa.bool_()),
                 "partial": last(partial.tolist(), pa.float64()),
                 "reason": last([v[2] for v in verdicts], pa.string()),
             }
-            messages = int(sent[:, own].sum())
+            counts = self.medium.counts(s)
             summary = {
                 "silo_task": inst.task,
                 "level": level,
@@ -182,14 +188,11 @@ class SiloTask:
                 "success": float(exact.all()),
                 "partial": float(partial.mean()),
                 "answered": int(sum(given[own])),
-                "messages": messages,
-                "density": messages / (n * (n - 1)) if n > 1 else math.nan,
-                "deliveries": int(received[:, own].sum()),
-                "message_chars": int(chars[:, own].sum()),
-                "truncated_messages": int(self.exchange.truncated[s]),
-                "refused_writes": int(self.exchange.refused[s]),
+                "messages": counts["messages"],
+                "density": counts["messages"] / (n * (n - 1)) if n > 1 else math.nan,
+                **counts,  # messages keeps its place; deliveries, characters, cut and refused follow
             }
-            records.append(EpisodeRecord(agents, summary, {"messages": self.exchange.table(s)}))
+            records.append(EpisodeRecord(agents, summary, self.medium.tables(s)))
         return records
 
     @staticmethod

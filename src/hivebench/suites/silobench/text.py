@@ -1,12 +1,12 @@
 """Silo-Bench as an LLM agent reads it. The system message states the rules (n agents, the protocol,
 R rounds, the task and its answer format), the same for every agent of an episode; each round's user
 message holds the agent's id, its neighbours, its shard, what reached it this round (messages, or the
-store as it stood at the end of the last round), its last K rounds and its private notes.
+store as it stood at the end of the last round) and its last K rounds.
 
-In rounds 0..R-1 it replies {"messages": {id: text}} (p2p), {"broadcast": text} or {"writes": {key:
-text}} (store), with its notes; in round R {"answer": <the task's answer>, "notes"}. The answer is any
-JSON value: one of the wrong type or size is scored wrong with the reason recorded. Without a valid
-reply an agent sends nothing, or gives no answer.
+In rounds 0..R-1 its reply's field is {"messages": {id: text}} (p2p), {"broadcast": text} or
+{"writes": {key: text}} (store); in round R {"answer": <the task's answer>} (the LLM agent adds its
+notes). The answer is any JSON value: one of the wrong type or size is scored wrong with the reason
+recorded. Without a valid reply an agent sends nothing, or gives no answer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.suites.silobench.exchange import KEY_CHARS, Delivered, Outbox
+from hivebench.engine.media.exchange import Delivered, Outbox
+from hivebench.suites.silobench.exchange import KEY_CHARS
 from hivebench.suites.silobench.instances import statement
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
@@ -35,13 +36,11 @@ SYSTEM = (
     "part of the data, and no one sees another's part unless it is sent. {rules}\n"
     "Task: {task}\n"
     "There are {rounds} rounds of communication; what is sent in a round arrives at the start of the next. After "
-    "the last round every agent must give the answer itself: {answer}.\n"
-    "You also keep private notes: whatever you write in \"notes\" is shown to you, and only you, next round."
+    "the last round every agent must give the answer itself: {answer}."
 )
-ORACLE = (
-    "You hold all of the data of a task yourself.\nTask: {task}\nGive the answer: {answer}.\n"
-    "Reply with only a JSON object: {{\"answer\": <your answer>, \"notes\": \"<at most {chars} characters>\"}}"
-)
+ORACLE = "You hold all of the data of a task yourself.\nTask: {task}\nGive the answer: {answer}."
+# A reply's fields as the prompt shows them, by protocol
+REPLIES = {"p2p": '"messages": {"<agent id>": "<message>", ...}', "broadcast": '"broadcast": "<message, or empty>"', "store": '"writes": {"<key>": "<value>", ...}'}
 
 
 def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[str]:
@@ -64,7 +63,7 @@ def sent_lines(views: SiloViews, outbox: Outbox, agent: int) -> list[str]:
 
 
 class SiloView:
-    """The LLM agent's reading of Silo-Bench observations (see hivebench.agents.llm.TextView)."""
+    """The LLM agent's reading of Silo-Bench observations (see hivebench.engine.api.TextView)."""
 
     def agents(self, views: SiloViews) -> int:
         return views.block.agents
@@ -88,16 +87,19 @@ class SiloView:
             }
         }  # fmt: skip
 
-    def system(self, views: SiloViews, agent: int, chars: int) -> str:
+    def reply_format(self, views: SiloViews, agent: int) -> str:
+        return '"answer": <your answer>' if views.answering else REPLIES[views.protocol]
+
+    def system(self, views: SiloViews, agent: int) -> str:
         task, answer = statement(views.instance(agent), views.oracle)
         if views.oracle:
-            return ORACLE.format(task=task, answer=answer, chars=chars)
+            return ORACLE.format(task=task, answer=answer)
         n = views.block.n
         protocol = PROTOCOLS[views.protocol].format(chars=views.message_chars, writes=views.writes_per_round)
         rules = protocol if views.protocol == "store" else f"{TOPOLOGIES[views.topology]} {protocol}"  # the store reaches everyone
         return SYSTEM.format(n=n, last=n - 1, rules=rules, task=task, rounds=views.rounds, answer=answer)
 
-    def turn(self, views: SiloViews, agent: int, notes: str, window: int, chars: int) -> str:
+    def turn(self, views: SiloViews, agent: int, window: int) -> str:
         shard = json.dumps(views.shard(agent))
         if views.oracle:
             return f"The data, one part per agent of the task:\n{shard}"
@@ -125,16 +127,8 @@ class SiloView:
                 lines.append(f"The store was full: it refused your last round's writes of {', '.join(map(repr, refused))}.")
         else:
             lines += ["Messages this round:", *(received_lines(views, views.inbox, agent) or ["  none"])]
-        lines += ["Your notes from last round:", notes or "(none yet)", ""]
-        if views.answering:
-            lines.append(f'Communication is over. Reply with only a JSON object: {{"answer": <your answer>, "notes": "<at most {chars} characters>"}}')
-            return "\n".join(lines)
         left = views.rounds - views.step
-        reply = {"p2p": '"messages": {"<agent id>": "<message>", ...}', "broadcast": '"broadcast": "<message, or empty>"', "store": '"writes": {"<key>": "<value>", ...}'}
-        lines.append(
-            f"{left} round{'s' if left > 1 else ''} of communication left, this one included. Reply with only a JSON "
-            f'object: {{{reply[views.protocol]}, "notes": "<at most {chars} characters>"}}'
-        )
+        lines.append("Communication is over." if views.answering else f"{left} round{'s' if left > 1 else ''} of communication left, this one included.")
         return "\n".join(lines)
 
     def actions(self, views: SiloViews, replies: list[dict[str, Any] | None]) -> SiloActions:

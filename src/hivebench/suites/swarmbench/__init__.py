@@ -5,9 +5,10 @@ library only."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
-from hivebench.suite import MethodImpl, Metric, Suite, TaskHooks, TaskKind
+from hivebench.method import MethodImpl
+from hivebench.suite import Metric, Suite, TaskHooks, TaskKind
 
 PACKAGE = "hivebench.suites.swarmbench"
 TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
@@ -53,6 +54,23 @@ class SwarmHooks(TaskHooks):
         return entry["task"]  # the episodes' `swarm_task` (required: no default to fill in)
 
 
+def frame_picks(episodes: Iterable[tuple[str, int, int]]) -> list[int]:
+    """The episodes the report section draws as grid frames, as positions among `episodes` (each its
+    SwarmBench task, N and seed, in the study's order): per task, the first of those at the smallest N
+    and seed; ordered by N, seed and position."""
+    first: dict[str, tuple[int, int, int]] = {}
+    for position, (task, n, seed) in enumerate(episodes):
+        key = (int(n), int(seed), position)
+        if task not in first or key < first[task]:
+            first[task] = key
+    return [position for _, _, position in sorted(first.values())]
+
+
+def frame_cells(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Suite.report_cells: the cells whose per-agent files the report section reads (frame_picks)."""
+    return [cells[i] for i in frame_picks((cell["task"]["params"]["task"], cell["population"], cell["seed"]) for cell in cells)]
+
+
 SUITE = Suite(
     name="swarmbench",
     tasks={"swarmbench": TaskKind(f"{PACKAGE}.task:SwarmTask", version=1, hooks=SwarmHooks(), tables=("messages",))},
@@ -61,9 +79,11 @@ SUITE = Suite(
         "heuristic": MethodImpl(f"{PACKAGE}.baselines:LocalHeuristic", version=1),
     },
     metrics=(Metric("score", normalised_by_anchor=True),),
-    schema="suites/swarmbench/schema.yaml",
+    schema="schema.yaml",
     text_view=f"{PACKAGE}.text:SwarmView",
+    example={"task": {"kind": "swarmbench", "task": "pursuit", "rounds": 12}, "method": "random", "population": 8},
     report=f"{PACKAGE}.report:render",
+    report_cells=frame_cells,
     anchor_column="swarm_task",
     anchored=AGGREGATE,
     report_files=("swarmbench.csv", "swarmbench.md", "swarmbench.tex", "swarmbench_scaling.html", "swarmbench_scaling.png", "swarmbench_episodes.png"),

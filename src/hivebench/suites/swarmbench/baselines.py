@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from hivebench.engine.api import Policy
 from hivebench.seeding import Streams
 from hivebench.suites.swarmbench.levels import BOXES, FOOD, NEST, WALL, box_cells, ring
 from hivebench.suites.swarmbench.task import BOX, PREY, SwarmActions, SwarmViews
@@ -57,7 +58,7 @@ def nearest(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return distance.min(axis=1) < 10**6, np.stack([rows.ravel()[best], cols.ravel()[best]], axis=1)
 
 
-class RandomMoves:
+class RandomMoves(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         self.rng = rng
 
@@ -66,7 +67,7 @@ class RandomMoves:
         return SwarmActions(self.rng.integers(0, choices, (len(views.present),)))
 
 
-class LocalHeuristic:
+class LocalHeuristic(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         self.rng = rng
         self.heading: np.ndarray | None = None  # Foraging: each agent's heading (an index into CLOCKWISE)

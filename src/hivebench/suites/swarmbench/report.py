@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from hivebench.anchors import Anchors
-from hivebench.cells import CELL_FILE
+from hivebench.paths import CELL_FILE
 from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
-from hivebench.suites.swarmbench import AGGREGATE
+from hivebench.suites.swarmbench import AGGREGATE, frame_picks
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, level
 
 KEYS = ["swarm_task", "population", "method"]
@@ -104,8 +104,9 @@ def objects(row: pd.Series, box: np.ndarray | None, state: int, size: int) -> pd
 
 
 def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
-    """Per task, the first method's episode at the smallest N, first seed."""
-    picked = episodes.sort_values(["population", "seed"], kind="stable").groupby("swarm_task", sort=False).head(1)
+    """Per task, the first method's episode at the smallest N, first seed: the cells the suite
+    declares its section reads (frame_picks, Suite.report_cells), so they are inputs of its rule."""
+    picked = episodes.iloc[frame_picks(zip(episodes["swarm_task"], episodes["population"], episodes["seed"]))]
     cells = pd.concat([frames(row) for _, row in picked.iterrows()])
     colours = alt.Scale(
         domain=["wall", "food", "nest", "agent", "prey", "box"], range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#8c564b"]

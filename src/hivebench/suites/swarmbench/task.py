@@ -3,8 +3,8 @@ and broadcast short messages for T rounds while the task scores them.
 
 A round: every agent observes (its view, the messages delivered to it, its own state), all decide at
 once, the world moves under the push physics, the task updates and scores, and the round's messages
-are delivered by where the agents now stand (the reference's order). A job block plays its episodes
-side by side, each on its own grid.
+are delivered by where the agents now stand (the reference's order: the `radius` medium). A job
+block plays its episodes side by side, each on its own grid.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any, Sequence
 import numpy as np
 import pyarrow as pa
 
+from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
-from hivebench.suites.swarmbench import rules
-from hivebench.suites.swarmbench import side
+from hivebench.engine.media import Outbox
+from hivebench.suites.swarmbench import rules, side
 from hivebench.suites.swarmbench.levels import Level, level
-from hivebench.suites.swarmbench.messages import Broadcasts
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
@@ -30,9 +30,16 @@ RULES = {
 }  # fmt: skip
 
 
-def nothing_heard() -> tuple[np.ndarray, pa.StringArray]:
-    """A round's deliveries when nobody spoke: (receivers, texts), both empty."""
-    return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+def spoken(texts: pa.StringArray, present: np.ndarray) -> Outbox:
+    """A round's broadcasts: one per agent on the map with a message (`texts`: null for none)."""
+    senders = np.flatnonzero(texts.is_valid().to_numpy(zero_copy_only=False) & present)
+    return Outbox(senders, np.full(len(senders), -1), texts.take(pa.array(senders)))
+
+
+def by_state(per_round: np.ndarray, own: slice) -> np.ndarray:
+    """One episode's column over the states 0..T (state-major) from per-round values (state t + 1:
+    round t's; state 0: none)."""
+    return np.concatenate([np.zeros(own.stop - own.start, per_round.dtype), per_round[:, own].ravel()])
 
 
 @dataclass(frozen=True)
@@ -87,12 +94,13 @@ class SwarmTask:
         levels: list[Level] = [level(self.task, self.n, seed, self.size) for seed in seeds]
         self.worlds = Worlds(levels, margin=max(self.k // 2, 1))  # views and escapes stay inside the array
         self.rules: rules.Rules = RULES[self.task](self.worlds, levels, self.seeds, self.rounds)
-        self.medium = Broadcasts(len(seeds), self.n, self.k // 2, int(self.params["message_chars"]), bool(self.params["to_sender"]))
-        self.inbox = nothing_heard()
+        self.medium = media.medium("radius")(
+            self.worlds.block, radius=self.k // 2, max_chars=int(self.params["message_chars"]), to_sender=bool(self.params["to_sender"])
+        )
+        self.inbox = self._heard()
         states = self.rounds + 1
         self.positions = np.zeros((states, self.worlds.agents, 2), dtype=np.int16)
         self.actions = np.full((states, self.worlds.agents), -1, dtype=np.int8)
-        self.heard = np.zeros((states, self.worlds.agents), dtype=np.int16)
         self.columns: list[dict[str, np.ndarray]] = []
         self._keep_state()
         self.t = 0
@@ -138,23 +146,25 @@ class SwarmTask:
         self.rules.update(self.t, move)
         self.actions[self.t + 1] = move
         if actions.messages is not None:
-            self.medium.send(self.t, actions.messages, present)
-            self.inbox = self.medium.deliver(self.worlds.position, self.worlds.present)
-        else:
-            self.inbox = nothing_heard()
-        self.heard[self.t + 1] = np.bincount(self.inbox[0], minlength=self.worlds.agents)
+            self.medium.send(self.t, spoken(actions.messages, present))
+        self.inbox = self._heard()
         self.t += 1
         self._keep_state()
+
+    def _heard(self) -> tuple[np.ndarray, pa.StringArray]:
+        """What the medium delivers now, where the agents stand: (receivers, texts)."""
+        heard = self.medium.deliver((self.worlds.position, self.worlds.present))
+        return heard.receiver, heard.texts()
 
     def record(self) -> list[EpisodeRecord]:
         """Per episode and (state, agent): position, the action that led to the state, messages sent
         and heard, the task's own state; one row per message in the `messages` table; the score."""
         states, n = self.rounds + 1, self.n
-        sent = self.medium.sent_counts(states)
+        traffic = self.medium.traffic(self.rounds)
         step, agent = state_agent_columns(n, states)
         names = pa.array(["", *ACTIONS])
         summary = self.rules.summary()
-        score, truncated = self.rules.score.tolist(), self.medium.truncated.tolist()
+        score = self.rules.score.tolist()
         records = []
         for s in range(len(self.seeds)):
             own = slice(s * n, (s + 1) * n)
@@ -164,18 +174,16 @@ class SwarmTask:
                 "row": self.positions[:, own, 0].ravel(),
                 "col": self.positions[:, own, 1].ravel(),
                 "action": pa.DictionaryArray.from_arrays(pa.array(self.actions[:, own].ravel().astype(np.int32) + 1), names),
-                "sent": sent[:, own].ravel(),
-                "heard": self.heard[:, own].ravel(),
+                "sent": by_state(traffic["sent"], own),
+                "heard": by_state(traffic["received"], own),
                 **{key: np.stack([c[key][own] for c in self.columns]).ravel() for key in self.columns[0]},
             }
-            messages = self.medium.table(s)
             records.append(EpisodeRecord(agents, {
                 "swarm_task": self.task,
                 "size": self.size,
                 "rounds": self.rounds,
                 "score": score[s],
                 **{key: values[s] for key, values in summary.items()},
-                "messages": messages.num_rows,
-                "truncated_messages": truncated[s],
-            }, {"messages": messages}))  # fmt: skip
+                **self.medium.counts(s),  # messages, truncated_messages
+            }, self.medium.tables(s)))  # fmt: skip
         return records

@@ -2,9 +2,9 @@
 the physics, the messages; after the reference's prompt), the same for every agent of an episode; each
 round's user message holds the agent's view drawn as the reference draws it (global row and column
 numbers around a k x k grid, itself as Y, other agents by id, with $ before an agent whose light is off
-or who carries no food), its own state, the messages it heard, and its private notes. It replies
-{"action", "message", "notes"}. Without a valid reply an agent stays and says nothing; a message
-longer than the cap is cut to it and counted (not refused)."""
+or who carries no food), its own state and the messages it heard. Its reply's fields are the action
+and the message (the LLM agent adds its notes). Without a valid reply an agent stays and says nothing;
+a message longer than the cap is cut to it and counted (not refused)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.suites.swarmbench.levels import FLOOR, FOOD, NEST, WALL
-from hivebench.suites.swarmbench.task import AGENT, BOX, PREY, SwarmActions, SwarmViews
+from hivebench.suites.swarmbench.task import BOX, PREY, SwarmActions, SwarmViews
 from hivebench.suites.swarmbench.world import ACTIONS, OUTSIDE
 
 SYMBOLS = {FLOOR: ".", WALL: "W", FOOD: "F", NEST: "N", OUTSIDE: "*", PREY: "P", BOX: "B"}
@@ -44,10 +44,7 @@ SYSTEM = (
     "walls never move.\n"
     "You may broadcast one message a round (at most {chars} characters; longer ones are cut): next round it reaches, "
     "without your name, every agent within {radius} cells of you in each direction. Coordinates are (row, column), "
-    "rows growing downward.\n"
-    'You also keep private notes: whatever you write in "notes" is shown to you, and only you, next round.\n'
-    'Reply with only a JSON object: {{"action": <one of {actions}>, "message": "<your message, or empty>", '
-    '"notes": "<at most {notes} characters>"}}'
+    "rows growing downward."
 )
 
 
@@ -83,7 +80,7 @@ def actions_of(task: str) -> list[str]:
 
 
 class SwarmView:
-    """The LLM agent's reading of SwarmBench observations (see hivebench.agents.llm.TextView)."""
+    """The LLM agent's reading of SwarmBench observations (see hivebench.engine.api.TextView)."""
 
     def agents(self, views: SwarmViews) -> int:
         return len(views.present)
@@ -95,14 +92,17 @@ class SwarmView:
         # the message has no length limit here: the medium cuts a long one and counts it
         return {"action": {"enum": actions_of(views.task)}, "message": {"type": "string"}}
 
-    def system(self, views: SwarmViews, agent: int, chars: int) -> str:
+    def reply_format(self, views: SwarmViews, agent: int) -> str:
+        return f'"action": <one of {", ".join(actions_of(views.task))}>, "message": "<your message, or empty>"'
+
+    def system(self, views: SwarmViews, agent: int) -> str:
         k = views.cells.shape[1]
         return SYSTEM.format(
             n=views.n, task=TASKS[views.task].format(side=views.n // 4 + 1), k=k, actions=", ".join(actions_of(views.task)),
-            chars=views.message_chars, radius=k // 2, notes=chars,
+            chars=views.message_chars, radius=k // 2,
         )  # fmt: skip
 
-    def turn(self, views: SwarmViews, agent: int, notes: str, window: int, chars: int) -> str:
+    def turn(self, views: SwarmViews, agent: int, window: int) -> str:
         row, col = views.position[agent]
         lines = [f"You are agent {agent % views.n}, at ({row}, {col}). Round {views.step + 1} of {views.horizon}.", draw(views, agent)]
         if "light" in views.state:
@@ -113,7 +113,6 @@ class SwarmView:
             lines.append(f"Prey caught so far: {int(views.score[agent // views.n])}.")
         heard = [text for receiver, text in zip(views.heard_by.tolist(), views.heard.to_pylist()) if receiver == agent]
         lines += ["Messages you heard:", *(f'  "{text}"' for text in heard)] if heard else ["Messages you heard: none"]
-        lines.append(f"Your notes: {notes if notes else '(none yet)'}")
         return "\n".join(lines)
 
     def actions(self, views: SwarmViews, replies: list[dict[str, Any] | None]) -> SwarmActions:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hivebench.engine.block import Block
 from hivebench.suites.swarmbench import physics
 from hivebench.suites.swarmbench.levels import FLOOR, Level
 
@@ -33,14 +34,15 @@ class Worlds:
         self.terrain = np.full((episodes, padded, padded), OUTSIDE, dtype=np.int8)
         inside = (slice(None), slice(margin, margin + self.size), slice(margin, margin + self.size))
         self.terrain[inside] = np.stack([lv.terrain for lv in levels])
-        self.agents = episodes * self.n
+        self.block = Block(self.n, episodes)  # agent v of episode s is body s * n + v
+        self.agents = self.block.agents
         boxes = [lv.box for lv in levels]
         bodies = self.agents + (episodes if boxes[0] is not None else 0)
         self.mass = np.full(bodies, AGENT_MASS, dtype=np.int64)
         self.multi = np.zeros(bodies, dtype=bool)
         self.mass[self.agents :], self.multi[self.agents :] = BOX_MASS, True
         self.grid = np.where((self.terrain == FLOOR) | (self.terrain == OUTSIDE), physics.EMPTY, physics.STATIC).astype(np.int32)
-        self.episode_of_agent = np.repeat(np.arange(episodes), self.n)
+        self.episode_of_agent = self.block.episode_of_agent
         starts = np.concatenate([lv.agents for lv in levels]) + margin
         self.grid[self.episode_of_agent, starts[:, 0], starts[:, 1]] = np.arange(self.agents)
         for s, box in enumerate(boxes):

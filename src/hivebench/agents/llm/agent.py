@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hivebench.engine.api import Policy, TextView
 from hivebench.models import ChatRequest, Message, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider, Decision
@@ -29,29 +30,12 @@ from hivebench.seeding import Streams
 log = logging.getLogger("hivebench.llm")
 
 
-class TextView(Protocol):
-    """A suite's observations as an LLM agent reads them (one per suite, `Suite.text_view`)."""
-
-    def agents(self, observation: Any) -> int:
-        """How many agents the block has (every episode's)."""
-
-    def live(self, observation: Any) -> np.ndarray:
-        """(agents,) bool: whose episode still decides this round."""
-
-    def reply_schema(self, observation: Any, agent: int) -> dict[str, Any]:
-        """JSON Schema properties of this agent's reply this round, all required (`notes` is added)."""
-
-    def system(self, observation: Any, agent: int, chars: int) -> str:
-        """The task statement: the same for every agent of an episode (a local model pre-fills it once)."""
-
-    def turn(self, observation: Any, agent: int, notes: str, window: int, chars: int) -> str:
-        """One agent's user message this round: its local view, its last `window` rounds, its notes."""
-
-    def actions(self, observation: Any, replies: list[dict[str, Any] | None]) -> Any:
-        """The batch of actions from every agent's valid reply, or its fallback where the reply is None
-        (the actions of agents whose episode has ended are ignored)."""
-
-
+# The agent's memory as every suite's prompt shows it: the rule in the task statement, the notes in force
+# and the reply's `notes` field in each round's message.
+NOTES_RULE = (
+    'You also keep private notes: whatever you write in "notes" is shown to you, and only you, next round. '
+    "Use them to record what you observe and the strategy you follow."
+)
 # `tagged_notes: true`: the paper's figures show notes as tagged lines; this asks for them.
 TAGGED_NOTES = (
     " Write your notes as lines that each start with a tag: [NEW] for something you add, [MODIFIED] for "
@@ -61,10 +45,12 @@ FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one
 
 
 class Chats:
-    """Every agent's prompt. With `history: K` it is the task statement and one user message holding
-    the agent's last K rounds; with `history: full` it grows as a chat, append-only: each round adds
-    the round's user message and the agent's reply (as the model gave it), so a local model keeps the
-    agent's KV cache and pre-fills only the new turn."""
+    """Every agent's prompt: the suite's text view renders the task and the agent's local view, and
+    names the reply's fields; the agent adds its memory (the notes rule, its notes, the `notes` field).
+    With `history: K` it is the task statement and one user message holding the agent's last K rounds;
+    with `history: full` it grows as a chat, append-only: each round adds the round's user message and
+    the agent's reply (as the model gave it), so a local model keeps the agent's KV cache and pre-fills
+    only the new turn."""
 
     def __init__(self, view: TextView, params: dict[str, Any]):
         self.view = view
@@ -75,8 +61,14 @@ class Chats:
         self.asked: dict[int, Message] = {}  # each agent's user message of the round being decided
 
     def chat(self, observation: Any, agent: int, notes: str) -> tuple[Message, ...]:
-        system = self.view.system(observation, agent, self.chars) + (TAGGED_NOTES if self.tagged else "")
-        turn = {"role": "user", "content": self.view.turn(observation, agent, notes, self.window or 0, self.chars)}
+        system = f"{self.view.system(observation, agent)}\n{NOTES_RULE}{TAGGED_NOTES if self.tagged else ''}"
+        reply = f'{{{self.view.reply_format(observation, agent)}, "notes": "<at most {self.chars} characters>"}}'
+        lines = (
+            self.view.turn(observation, agent, self.window or 0),
+            f"Your notes from last round: {notes or '(none yet)'}",
+            f"Reply with only a JSON object: {reply}",
+        )
+        turn = {"role": "user", "content": "\n".join(lines)}
         if self.window is not None:
             return ({"role": "system", "content": system}, turn)
         self.asked[agent] = turn
@@ -107,7 +99,7 @@ def initial_notes(spec: dict[str, Any] | None, n: int) -> list[str]:
     return [final[v % len(final)] or "" for v in range(n)]
 
 
-class LLMAgent:
+class LLMAgent(Policy):
     """Decides a round by asking the model once per live agent, every episode of the block in one batch."""
 
     def __init__(self, params: dict[str, Any], rng: Streams, cache_paths: list[str | Path], view: TextView):

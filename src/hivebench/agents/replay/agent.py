@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from jsonschema import Draft202012Validator
 
-from hivebench.agents.llm import TextView, decision_schema
+from hivebench.agents.llm.agent import decision_schema
+from hivebench.engine.api import Policy, TextView
 from hivebench.seeding import Streams
 
 REPLAYED, MISSING, INVALID = range(3)  # columns of the counts
@@ -37,7 +38,7 @@ def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
     return script
 
 
-class ReplayAgent:
+class ReplayAgent(Policy):
     """Every episode of a block replays the same file; agent v of an episode reads its lines of agent v."""
 
     def __init__(self, params: dict[str, Any], rng: Streams, view: TextView):

@@ -1,0 +1,122 @@
+"""What the workflow asks of an `llm` method at parse time: its cell's parameters (files hashed),
+problems found before any job starts, a job's inputs, cores, memory, scheduler resources and endpoint
+slots, and its estimate. Standard library at import: the heavy parts are imported when asked."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from hivebench.method import CellEstimate, MethodHooks, file_param, file_problems
+from hivebench.models.builtin import BUILTIN, folder, package_dir
+
+# An LLM block runs for hours (a local model's job asks for the memory its batches need instead,
+# once the model's folder is there).
+LLM_RESOURCES = {"runtime": 240, "mem_mb": 4000}
+# The endpoint slots every openai method's jobs hold one of, unless it names its own (`llm_slots`).
+SLOTS = "llm_slots"
+
+
+class LLMHooks(MethodHooks):
+    def resolve(self, entry: dict[str, Any], base: Path) -> dict[str, Any]:
+        """`llm_slots` only schedules jobs; initial notes and a scripted model's file enter the cell
+        as their text or content hash."""
+        params = {k: v for k, v in entry.items() if k != "llm_slots"}
+        if "initial_notes" in params:
+            params["initial_notes"] = resolved_notes(params["initial_notes"], base)
+        if params["backend"] == "scripted":
+            params["model"], params["model_sha256"] = file_param(params["model"], base)
+        return params
+
+    def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
+        if entry["backend"] == "scripted":
+            yield from file_problems("model", base / entry["model"])
+        elif entry["backend"] == "openai":
+            env = entry["api_key_env"]
+            if env is not None and not os.environ.get(env):
+                yield f"api_key_env: the environment variable {env} is not set (the API key is read from it)"
+        elif entry["model"] in BUILTIN:
+            try:
+                package_dir(BUILTIN[entry["model"]])
+            except FileNotFoundError as exc:
+                yield f"model: {exc}"
+        elif not (Path(entry["model"]) / "config.json").is_file():
+            yield (
+                f"model: {entry['model']!r} is neither a builtin model ({', '.join(BUILTIN)}) "
+                "nor a transformers model folder (no config.json there)"
+            )
+        yield from notes_problems(entry.get("initial_notes", {}), base)
+
+    def job_inputs(self, params: dict[str, Any]) -> list[str]:
+        """A builtin model's converted folder (the prepare_model rule makes it)."""
+        if params["backend"] == "transformers" and params["model"] in BUILTIN:
+            return [str(folder(params["model"]))]
+        return []
+
+    def job_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        return LLM_RESOURCES
+
+    def job_memory_mb(self, shared: dict[str, Any], seeds: int) -> int | None:
+        from hivebench.agents.llm.estimate import block_memory_mb
+        from hivebench.ids import canonical_json
+
+        return block_memory_mb(canonical_json(shared), seeds)
+
+    def threads(self, params: dict[str, Any]) -> int:
+        return params["threads"]
+
+    def slot_resource(self, entry: dict[str, Any]) -> str | None:
+        return entry.get("llm_slots", SLOTS) if entry["backend"] == "openai" else None
+
+    def estimate(self, shared: dict[str, Any], seeds: int) -> CellEstimate:
+        from hivebench.agents.llm.estimate import cell_estimate
+
+        return cell_estimate(shared, seeds)
+
+
+def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
+    """Initial notes as they enter a cell: a file's text inline; another episode by its path (given
+    relative to the config file, stored relative to the working directory) and its content hash, so a
+    changed source reruns the cell. Both are read when the config is expanded: they must exist then."""
+    if "file" in spec:
+        return {"text": (base / spec["file"]).read_text(encoding="utf-8")}
+    if "episode" in spec:
+        path, sha256 = file_param(spec["episode"], base)
+        return {"episode": path, "sha256": sha256}
+    return spec
+
+
+def notes_problems(spec: dict[str, str], base: Path) -> Iterator[str]:
+    """Initial notes from a file that is missing or not UTF-8 text, or from an episode that is not an
+    LLM method's Parquet file."""
+    for key in ("file", "episode"):
+        if key not in spec:
+            continue
+        path = base / spec[key]
+        if not path.is_file():
+            yield from file_problems(f"initial_notes.{key}", path)
+        elif key == "file":
+            try:
+                if "\0" in path.read_bytes().decode("utf-8"):
+                    yield f"initial_notes.file: {path} contains a NUL character"
+            except UnicodeDecodeError as exc:
+                yield f"initial_notes.file: {path} is not UTF-8 text (byte {exc.start})"
+        else:
+            yield from notes_episode_problems("initial_notes.episode", path)
+
+
+def notes_episode_problems(key: str, path: Path) -> Iterator[str]:
+    """An episode whose final notes seed another method's agents: an LLM episode's Parquet file.
+    (pyarrow is imported only for a config that names one.)"""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        columns = set(pq.read_schema(path).names)
+    except (pa.ArrowException, OSError) as exc:
+        yield f"{key}: {path} is not a readable Parquet file ({exc})"
+        return
+    missing = {"step", "agent", "notes"} - columns
+    if missing:
+        yield f"{key}: {path} has no {', '.join(sorted(missing))} column (an LLM method's episode file has them)"

@@ -1,0 +1,45 @@
+"""A job: the cells of its block that are not on disk already, played in lockstep groups and written
+one file each, and the block summary that collecting a study reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from hivebench.cells import make_cell, split_spec
+from hivebench.config import LOCKSTEP_AGENTS
+from hivebench.engine.loop import play_block
+from hivebench.engine.writer import write_episode
+from hivebench.ids import digest
+from hivebench.paths import cell_files, cell_path, path_fields
+from hivebench.store import reap_temps, verified_summary, write_atomic
+
+
+def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
+    return {**path_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
+
+
+def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
+    """Run every cell of a job block that is not already on disk, whole and with the same hash.
+
+    Each cell gets its own Parquet file next to the block summary; the block summary holds one row per
+    cell, so collecting a study never opens a trajectory. Returns how many cells were computed.
+    """
+    shared, seeds = split_spec(spec)
+    cells = [make_cell(shared, seed) for seed in seeds]
+    for cell in cells:  # what killed runs of this block left, also beside cells that are kept
+        for path in cell_files(cell):
+            reap_temps(path)
+    summaries = {seed: verified_summary(cell_path(cell), digest(cell)) for seed, cell in zip(seeds, cells)}
+    missing = [cell for cell in cells if summaries[cell["seed"]] is None]
+    # The missing cells are played together, up to LOCKSTEP_AGENTS agents at once; each group's cells
+    # are written as soon as it ends (a killed job keeps them).
+    size = max(1, LOCKSTEP_AGENTS // shared["population"])
+    for group in (missing[start : start + size] for start in range(0, len(missing), size)):
+        for cell, record in zip(group, play_block(group)):
+            summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)
+    rows = [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
+    write_atomic(pa.Table.from_pylist(rows), summary_path)
+    return len(missing)

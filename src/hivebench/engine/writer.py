@@ -1,0 +1,63 @@
+"""An episode written as its cell's files: the per-agent table, its side tables, and the resolved cell
+and summary in the file metadata, sealed (hivebench.store)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from hivebench import __version__
+from hivebench.engine.api import EpisodeRecord
+from hivebench.engine.loop import play
+from hivebench.ids import canonical_json, digest
+from hivebench.paths import side_path
+from hivebench.store import (
+    CELL_KEY,
+    HASH_KEY,
+    SUMMARY_KEY,
+    TABLES_KEY,
+    VERSION_KEY,
+    file_digest,
+    sealed,
+    write_atomic,
+)
+
+
+def stored(table: pa.Table) -> pa.Table:
+    """A record's table as the store holds it: dictionary-encoded columns (texts a block shares, such
+    as names or classical messages) written out as their values."""
+    fields = [pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
+def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:
+    """Play one cell; its per-agent table and its summary."""
+    record = play(cell)
+    return stored(pa.table(record.agents)), record.summary
+
+
+def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord | None = None) -> dict[str, Any]:
+    """Write a cell's Parquet (playing it unless its `record` is given), with the resolved cell and
+    summary in the file metadata, sealed (`store.seal`).
+
+    Side tables go first, each to its own file beside `path`; the per-agent file goes last and holds
+    their content hashes, so a cell is there (and whole) exactly when that file is."""
+    record = record or play(cell)
+    hashes = {}
+    for name in record.tables:
+        side = side_path(path, name)
+        write_atomic(stored(record.table(name)), side)
+        hashes[name] = file_digest(side)
+    metadata = {
+        CELL_KEY: canonical_json(cell).encode(),
+        HASH_KEY: digest(cell).encode(),
+        SUMMARY_KEY: json.dumps(record.summary).encode(),
+        TABLES_KEY: json.dumps(hashes).encode(),
+        VERSION_KEY: __version__.encode(),
+    }
+    table = stored(pa.table(record.agents))
+    write_atomic(table, path, sealed(metadata, table.schema))
+    return record.summary

@@ -1,0 +1,120 @@
+"""What a method kind plugs into hivebench: its policy class and version, its parse-time hooks (the
+parameters a cell holds, problems found before any job starts, what a job asks the scheduler for,
+what `hivebench estimate` says of it) and, for a method every suite runs, its schema fragment.
+
+Standard library only, like hivebench.suite: the Snakefile asks these hooks at parse time. A method
+kind that runs on every suite through the suites' text views is a package whose `__init__` declares a
+`METHOD` (hivebench.method.Method), registered by one line in hivebench.registry or by an entry point
+of the group `hivebench.methods`; one a suite implements for itself is declared by that suite
+(`Suite.methods`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from hivebench.suite import load
+
+# A method's config keys that are not its parameters: its kind (stored beside them), the seeds one job
+# runs and what its jobs ask the scheduler for. A hook may drop more (MethodHooks.resolve).
+JOB_KEYS = ("kind", "seeds_per_job", "resources")
+# What a job asks the scheduler for by default: a classical block runs for minutes.
+CLASSICAL_RESOURCES = {"runtime": 30, "mem_mb": 1000}
+
+
+@dataclass(frozen=True)
+class CellEstimate:
+    """What one cell of a method that calls models costs, as `hivebench estimate` prints it."""
+
+    model: str
+    calls: int
+    input_tokens: int
+    output_tokens_max: int
+    approximate: bool  # tokens counted as characters / 4, not with the model's tokenizer
+    memory_mb: int | None  # a job's peak, where the method knows it
+
+
+class MethodHooks:
+    """A method kind's parse-time answers about its parameters (standard library at import; a hook may
+    import more when it is called). The defaults fit a classical method: no files, one core, minutes.
+
+    `entry` is the method's config entry with defaults filled in and without JOB_KEYS; `params` are
+    the parameters as a cell holds them (`resolve`'s result)."""
+
+    def resolve(self, entry: dict[str, Any], base: Path) -> dict[str, Any]:
+        """The parameters as a cell stores them: files it reads hashed, keys with no effect on results
+        dropped. `base` is the config file's folder."""
+        return entry
+
+    def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
+        """What would make the method fail mid-run (a missing file, an unset variable), each starting
+        with the parameter's key; asked for methods a study uses."""
+        return iter(())
+
+    def job_inputs(self, params: dict[str, Any]) -> list[str]:
+        """Files a job reads that a rule of the workflow makes (a converted model folder)."""
+        return []
+
+    def job_resources(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What a job asks the scheduler for unless the method's `resources` says otherwise."""
+        return CLASSICAL_RESOURCES
+
+    def job_memory_mb(self, shared: dict[str, Any], seeds: int) -> int | None:
+        """The peak memory of a job of `seeds` cells of a block (its shared spec), where the method
+        knows it better than `job_resources`; None: it does not."""
+        return None
+
+    def threads(self, params: dict[str, Any]) -> int:
+        """Cores a job takes."""
+        return 1
+
+    def slot_resource(self, entry: dict[str, Any]) -> str | None:
+        """A Snakemake resource each job holds one of (an endpoint's request slots), else None."""
+        return None
+
+    def estimate(self, shared: dict[str, Any], seeds: int) -> CellEstimate | None:
+        """One cell's model calls and tokens (and a job of `seeds` cells' memory); None for a method
+        that calls no model."""
+        return None
+
+
+@dataclass(frozen=True)
+class MethodImpl:
+    """A method kind as one suite runs it (or every suite, for a generic one such as `llm`)."""
+
+    target: str  # the policy class ("package.module:Name")
+    version: int  # bump when results change: every cell of this method reruns
+    calls_models: bool = False  # its policy is given each cell's response cache (`cache_paths`)
+    reads_text: bool = False  # its policy is given the suite's text view (`view`)
+    hooks: MethodHooks = field(default_factory=MethodHooks)
+
+    def load(self) -> Any:
+        return load(self.target)
+
+
+@dataclass(frozen=True)
+class Method:
+    """A method kind that every suite runs through its text view, declared by its own package."""
+
+    name: str  # the config's `kind`
+    impl: MethodImpl
+    # The `<name>_method` $defs fragment of its parameters: a YAML file of the declaring package
+    # (a path inside it); None: the method takes no parameters.
+    schema: str | None = None
+
+
+def file_param(path: str, base: Path) -> tuple[str, str]:
+    """A file a method reads, as a cell holds it: its path relative to the working directory (given
+    relative to the config file) and its content hash, so a changed file reruns the cell."""
+    full = base / path
+    return os.path.relpath(full), hashlib.sha256(full.read_bytes()).hexdigest()
+
+
+def file_problems(key: str, path: Path) -> Iterator[str]:
+    """A file a method reads that is not there (or not a file), as `MethodHooks.problems` says it."""
+    if not path.is_file():
+        yield f"{key}: {'not a regular file' if path.exists() else 'no such file'}: {path}"

@@ -1,0 +1,60 @@
+"""Where hivebench keeps what it writes: the path patterns of cells, job blocks, their logs and
+records and a study's tables (the Snakemake rules use them with wildcards, the code fills them in).
+
+Standard library only: the Snakefile imports this at parse time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hivebench.registry import task_kind
+
+EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
+BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
+CELL_FILE = EPISODES_DIR + "/s{seed}.parquet"
+# The job's log (standard error: progress and errors), and the record of its last run (state, host,
+# pid, exit status, error line) that `hivebench status` reads.
+BLOCK_LOG = "logs/" + BLOCK_SUMMARY.removeprefix("results/").removesuffix(".parquet") + ".log"
+BLOCK_RECORD = BLOCK_LOG.removesuffix(".log") + ".job.json"
+CALLS_FILE = EPISODES_DIR + "/s{seed}.calls.jsonl"  # an LLM cell's response cache, beside its result
+EPISODES_TABLE = "results/{study}/episodes.parquet"  # a study's episodes, collected from its block summaries
+SCORES_TABLE = "results/{study}/scores.parquet"
+CONTRASTS_TABLE = "results/{study}/contrasts.parquet"
+STUDY_TABLES = (EPISODES_TABLE, SCORES_TABLE, CONTRASTS_TABLE)
+# Damage `hivebench verify` found in a study's tables (a block's goes into its job record).
+TABLES_RECORD = "logs/collect/{study}.damage.json"
+
+
+def path_fields(shared: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "study": shared["study"],
+        "suite": shared["suite"],
+        "task": shared["task"]["name"],
+        "method": shared["method"]["name"],
+        "population": shared["population"],
+    }
+
+
+def cell_path(cell: dict[str, Any]) -> str:
+    return CELL_FILE.format(**path_fields(cell), seed=cell["seed"])
+
+
+def side_path(path: str | Path, name: str) -> str:
+    """Where a cell's side table `name` lies: s3.parquet -> s3.messages.parquet."""
+    return str(path).removesuffix(".parquet") + f".{name}.parquet"
+
+
+def cell_files(cell: dict[str, Any]) -> list[str]:
+    """A cell's result files: its per-agent table, then its task's side tables."""
+    path = cell_path(cell)
+    return [path, *(side_path(path, name) for name in task_kind(cell["task"]["kind"]).tables)]
+
+
+def calls_path(cell: dict[str, Any]) -> str:
+    return CALLS_FILE.format(**path_fields(cell), seed=cell["seed"])
+
+
+def study_tables(study: str) -> list[str]:
+    return [pattern.format(study=study) for pattern in STUDY_TABLES]

@@ -1,0 +1,86 @@
+"""Suites and methods from installed packages: the `coin` method of tests/plugins/hivebench-coin is
+installed with pip into a folder of its own, found through its entry point, and runs a study on every
+suite through the real workflow; no file of src/hivebench names it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import REPO, write_config
+
+from hivebench import registry
+
+PLUGIN = Path(__file__).parent / "plugins" / "hivebench-coin"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder the plugin is installed into (pip builds a copy: the source tree stays clean)."""
+    source = shutil.copytree(PLUGIN, tmp_path_factory.mktemp("source") / PLUGIN.name)
+    site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+    subprocess.run([*pip, "--target", str(site), str(source)], check=True, capture_output=True)
+    return site
+
+
+def with_site(site: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+
+
+def coin_config() -> dict:
+    return {
+        "tasks": {
+            "cycle": {"kind": "coloring", "steps": 6},
+            "consensus": {"kind": "agentsnet", "problem": "consensus", "family": "delaunay", "rounds": 2},
+            "flocking": {"kind": "swarmbench", "task": "flocking", "rounds": 5},
+            "silo": {"kind": "silobench", "task": "I-09", "rounds": 3},
+        },
+        "methods": {"coin": {"kind": "coin", "p": 0.8, "seeds_per_job": 2}, "random": {"kind": "random", "seeds_per_job": 2}},
+        "studies": {"plug": {"tasks": ["cycle", "consensus", "flocking", "silo"], "methods": ["random", "coin"], "populations": [4], "seeds": 2}},
+        "report": {"bootstrap_resamples": 200},
+    }
+
+
+def test_hivebench_itself_does_not_name_the_plugin():
+    named = subprocess.run(["grep", "-rlw", "coin", str(REPO / "src" / "hivebench"), str(REPO / "rules")], capture_output=True, text=True)
+    assert named.stdout == "" and "coin" not in registry.METHODS
+
+
+@pytest.mark.workflow
+def test_an_installed_method_runs_a_study_on_every_suite_through_the_workflow(site, tmp_path):
+    write_config(tmp_path / "config.yaml", coin_config())
+    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+               "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, env=with_site(site))
+    assert run.returncode == 0, run.stderr[-3000:]
+    episodes = pd.read_parquet(tmp_path / "results/plug/episodes.parquet")
+    coin = episodes[episodes["method"] == "coin"]
+    assert sorted(coin["suite"].unique()) == ["agentsnet", "loopbench", "silobench", "swarmbench"]
+    assert len(coin) == 4 * 2 and (coin["coin_replies"] > 0).all()  # tasks x seeds, each with replies
+    assert (tmp_path / "reports/plug/index.html").is_file()
+    # its resources hook sized the jobs: 5 minutes, where a classical job asks for 30
+    assert "runtime=5" in run.stderr and "runtime=30" in run.stderr
+
+
+def test_its_parameters_are_validated_by_its_own_schema_fragment(site, tmp_path):
+    config = coin_config()
+    config["methods"]["coin"]["p"] = 1.5
+    write_config(tmp_path / "config.yaml", config)
+    run = subprocess.run([sys.executable, "-m", "hivebench.cli", "validate", str(tmp_path / "config.yaml")], capture_output=True, text=True, env=with_site(site))
+    assert run.returncode != 0 and "methods.coin.p: 1.5 is greater than the maximum of 1" in run.stderr
+
+
+def test_an_entry_point_that_takes_a_registered_name_is_refused(tmp_path, monkeypatch):
+    info = tmp_path / "impostor-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: impostor\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[hivebench.methods]\nllm = impostor\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RuntimeError, match="the entry point 'llm' = 'impostor' .* already registered by hivebench.agents.llm"):
+        registry._packages(registry.METHOD_PACKAGES, registry.METHOD_GROUP)
