@@ -117,7 +117,9 @@ def main() -> None:
     parser.add_argument("--block", type=int, default=100, help="seeds per lockstep block")
     args = parser.parse_args()
     columns = ("loop", "play", "block", "block+write")
-    print(f"{'AgentsNet, Watts-Strogatz, paper rounds':40s}" + "".join(f"{c:>13s}" for c in columns) + "   (episodes/s)")
+    print(
+        f"{'AgentsNet, Watts-Strogatz, paper rounds':40s}" + "".join(f"{c:>13s}" for c in columns) + "   (episodes/s)"
+    )
     spawn = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(1, spawn, max_tasks_per_child=1) as pool:
         for n in (16, 100):

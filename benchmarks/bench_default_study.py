@@ -25,9 +25,23 @@ def snakemake(workdir: Path, config: dict, cores: int) -> float:
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     start = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-         "--configfile", str(workdir / "config.yaml"), "--cores", str(cores), "--quiet", "all"],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            str(cores),
+            "--quiet",
+            "all",
+        ],
+        check=True,
+        capture_output=True,
     )
     return time.perf_counter() - start
 
@@ -51,7 +65,9 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             timings[per_job] = snakemake(Path(tmp), small, args.cores)
     print(f"100 cells, one job per cell (baseline): {timings[1]:.1f} s")
-    print(f"100 cells, one job per block of seeds:  {timings[100]:.1f} s   ratio {timings[1] / timings[100]:.1f}x faster")
+    print(
+        f"100 cells, one job per block of seeds:  {timings[100]:.1f} s   ratio {timings[1] / timings[100]:.1f}x faster"
+    )
 
 
 if __name__ == "__main__":

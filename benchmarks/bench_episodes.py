@@ -12,17 +12,25 @@ import argparse
 import random
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from hivebench.cells import CELL_FORMAT, make_cell
 from hivebench.engine.loop import play_block
 from hivebench.engine.writer import run_episode, write_episode
 
-TASK = {"name": "cycle", "kind": "coloring", "version": 1,
-        "params": {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"}}
+TASK = {
+    "name": "cycle",
+    "kind": "coloring",
+    "version": 1,
+    "params": {"graph": "cycle", "colors": 2, "init": "same", "steps": 15, "metric_window": "from_initial"},
+}
 METHODS = {
-    "random": {}, "conservative_random": {}, "soft_fp": {"p": 0.3}, "soft_cfp": {"p": 0.3}, "greedy": {},
+    "random": {},
+    "conservative_random": {},
+    "soft_fp": {"p": 0.3},
+    "soft_cfp": {"p": 0.3},
+    "greedy": {},
 }
 
 
@@ -30,8 +38,14 @@ BLOCK = 100  # seeds per lockstep block
 
 
 def cell(method: str, n: int, seed: int) -> dict:
-    shared = {"format": CELL_FORMAT, "study": "bench", "suite": "loopbench", "task": TASK, "population": n,
-              "method": {"name": method, "kind": method, "version": 1, "params": METHODS[method]}}
+    shared = {
+        "format": CELL_FORMAT,
+        "study": "bench",
+        "suite": "loopbench",
+        "task": TASK,
+        "population": n,
+        "method": {"name": method, "kind": method, "version": 1, "params": METHODS[method]},
+    }
     return make_cell(shared, seed)
 
 
@@ -75,14 +89,18 @@ def main() -> None:
         print(f"{label:48s} {episodes:11.0f} {episodes * n * steps / 1e6:12.2f} M{ratio}")
 
     for n in (3, 5, 11, 101, 1001):
-        loop = rate(lambda s: python_loop_fp(n, s), args.seconds)
-        fp = rate(lambda s: run_episode(cell("soft_fp", n, s)), args.seconds)
-        block = BLOCK * rate(lambda s: play_block([cell("soft_fp", n, s * BLOCK + k) for k in range(BLOCK)]), args.seconds)
+        loop = rate(lambda s, n=n: python_loop_fp(n, s), args.seconds)
+        fp = rate(lambda s, n=n: run_episode(cell("soft_fp", n, s)), args.seconds)
+        block = BLOCK * rate(
+            lambda s, n=n: play_block([cell("soft_fp", n, s * BLOCK + k) for k in range(BLOCK)]), args.seconds
+        )
         show(f"baseline: plain-Python loop FP, C{n}", loop, n)
         show(f"hivebench soft_fp run_episode, C{n}", fp, n, loop)
         show(f"hivebench soft_fp play_block of {BLOCK}, C{n}", block, n, loop)
     for method in METHODS:
-        r = BLOCK * rate(lambda s: play_block([cell(method, 11, s * BLOCK + k) for k in range(BLOCK)]), args.seconds)
+        r = BLOCK * rate(
+            lambda s, m=method: play_block([cell(m, 11, s * BLOCK + k) for k in range(BLOCK)]), args.seconds
+        )
         show(f"play_block of {BLOCK} {method}, C11", r, 11)
     with tempfile.TemporaryDirectory() as tmp:
         r = rate(lambda s: write_episode(cell("soft_fp", 11, s), Path(tmp) / f"s{s}.parquet"), args.seconds)

@@ -54,14 +54,30 @@ def main() -> None:
             write_json({"state": "done", **job_cells(b.spec())}, b.record_path)
         print(f"{cells:,} cells in {len(blocks['scale'])} blocks, run in-process in {run_time:.1f} s")
         Path("config.yaml").write_text(yaml.safe_dump(config))
-        command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--configfile", "config.yaml", "-n"]
+        command = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--configfile",
+            "config.yaml",
+            "-n",
+        ]
         dry = timed(lambda: subprocess.run(command, capture_output=True, check=True))
         quick = timed(lambda: study_damage("scale", blocks["scale"]))
         report = timed(lambda: status(blocks, {}))
         deep = timed(lambda: [deep_damage(block) for block in blocks["scale"]])
         print(f"  baseline, snakemake -n of the finished study: {dry:.2f} s")
-        for name, seconds in (("quick check on every run", quick), ("hivebench status", report), ("hivebench verify", deep)):
-            print(f"  {name}: {seconds:.2f} s ({seconds / cells * 1e6:.1f} us per cell), {seconds / dry:.2f}x the baseline")
+        for name, seconds in (
+            ("quick check on every run", quick),
+            ("hivebench status", report),
+            ("hivebench verify", deep),
+        ):
+            print(
+                f"  {name}: {seconds:.2f} s ({seconds / cells * 1e6:.1f} us per cell), "
+                f"{seconds / dry:.2f}x the baseline"
+            )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def block_cells(method: dict[str, Any], seeds: int, rounds: int, scratch: Path) 
             "studies": {"s": {"tasks": ["cycle"], "methods": ["m"], "populations": [N], "seeds": seeds}},
         },
         str(scratch / "config.yaml"),
-    )  # fmt: skip
+    )
     return list(study_blocks(config, "s", scratch)[0].cells())
 
 
@@ -134,9 +134,14 @@ def bench_server(seeds: int, rounds: int) -> None:
             rates[concurrency] = len(asked) / elapsed
     finally:
         stop_vllm(process)
-    print(f"openai-compatible backend, vLLM CPU build, tiny random model, C{N}, {seeds} seeds x {rounds} rounds in lockstep:")
+    print(
+        f"openai-compatible backend, vLLM CPU build, tiny random model, C{N}, "
+        f"{seeds} seeds x {rounds} rounds in lockstep:"
+    )
     print(f"  concurrency 1 (baseline): {rates[1]:6.2f} decisions/s")
-    print(f"  concurrency {seeds * N}:          {rates[seeds * N]:6.2f} decisions/s  ({rates[seeds * N] / rates[1]:.2f}x)")
+    print(
+        f"  concurrency {seeds * N}:          {rates[seeds * N]:6.2f} decisions/s  ({rates[seeds * N] / rates[1]:.2f}x)"
+    )
 
 
 def main() -> None:

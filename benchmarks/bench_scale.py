@@ -24,7 +24,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 
-TRIVIAL = '''
+TRIVIAL = """
 N = int(config["jobs"])
 rule all:
     input: expand("out/{i}.txt", i=range(N))
@@ -32,7 +32,7 @@ rule job:
     output: "out/{i}.txt"
     params: p=lambda wc: wc.i
     shell: "echo {params.p} > {output}"
-'''
+"""
 
 
 def study(seeds_per_job: int, p: float = 0.3) -> dict:
@@ -48,7 +48,9 @@ def study(seeds_per_job: int, p: float = 0.3) -> dict:
     return {
         "tasks": {"cycle": {"kind": "coloring", "steps": 15}},
         "methods": methods,
-        "studies": {"scale": {"tasks": ["cycle"], "methods": list(methods), "populations": [3, 5, 7, 11], "seeds": 500}},
+        "studies": {
+            "scale": {"tasks": ["cycle"], "methods": list(methods), "populations": [3, 5, 7, 11], "seeds": 500}
+        },
     }
 
 
@@ -81,7 +83,9 @@ def main() -> None:
         jobs = planned(out)["episodes"]
         trivial_flags = ["--config", f"jobs={jobs}", *common]
         trivial_dry, _ = run([*trivial_flags, "-n"], base)
-        print(f"10,000 cells in {jobs} episode jobs (seeds per job {args.seeds_per_job}); baseline: {jobs} trivial jobs")
+        print(
+            f"10,000 cells in {jobs} episode jobs (seeds per job {args.seeds_per_job}); baseline: {jobs} trivial jobs"
+        )
         print(f"  dry run (DAG build): study {dry:.2f} s, trivial {trivial_dry:.2f} s, ratio {dry / trivial_dry:.2f}")
         full, _ = run([*flags, "-q"], work)
         trivial_full, _ = run([*trivial_flags, "-q"], base)
@@ -89,12 +93,17 @@ def main() -> None:
         noop, out = run([*flags, "-n"], work)
         trivial_noop, _ = run([*trivial_flags, "-n"], base)
         assert "Nothing to be done" in out, out[-2000:]
-        print(f"  no-op rerun (all up to date): study {noop:.2f} s, trivial {trivial_noop:.2f} s, ratio {noop / trivial_noop:.2f}")
+        print(
+            f"  no-op rerun (all up to date): study {noop:.2f} s, trivial {trivial_noop:.2f} s, "
+            f"ratio {noop / trivial_noop:.2f}"
+        )
         (work / "config.yaml").write_text(yaml.safe_dump(study(args.seeds_per_job, p=0.25)))
         changed, out = run([*flags, "-n"], work)
         plan = planned(out)
-        print(f"  soft_fp.p changed: {plan.get('episodes', 0)} episode jobs scheduled of {jobs} "
-              f"(soft_fp has {jobs // 5}); dry run {changed:.2f} s")  # fmt: skip
+        print(
+            f"  soft_fp.p changed: {plan.get('episodes', 0)} episode jobs scheduled of {jobs} "
+            f"(soft_fp has {jobs // 5}); dry run {changed:.2f} s"
+        )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,16 @@ SETTINGS = {"complete": 1, "regular3": 9}  # topology -> rounds (the Waggle stud
 
 
 def params(task: str, kind: str) -> dict[str, Any]:
-    return {"task": task, "protocol": "p2p", "topology": kind, "rounds": SETTINGS[kind], "message_chars": 16000,
-            "store_chars": 1_000_000, "writes_per_round": 8, "oracle": False}  # fmt: skip
+    return {
+        "task": task,
+        "protocol": "p2p",
+        "topology": kind,
+        "rounds": SETTINGS[kind],
+        "message_chars": 16000,
+        "store_chars": 1_000_000,
+        "writes_per_round": 8,
+        "oracle": False,
+    }
 
 
 def hivebench_block(task: str, kind: str, n: int, seeds: list[int]) -> float:
@@ -92,8 +100,8 @@ def main() -> None:
     for kind, rounds in SETTINGS.items():
         for entry in TASKS:  # imports, and every path once
             assert hivebench_block(entry.id, kind, args.n, [10**6]) == 1.0 == naive_cell(entry.id, kind, args.n, 10**6)
-        naive = rate(lambda task, seeds: [naive_cell(task, kind, args.n, s) for s in seeds], 1, args.seconds)
-        ours = rate(lambda task, seeds: hivebench_block(task, kind, args.n, seeds), args.block, args.seconds)
+        naive = rate(lambda task, seeds, kind=kind: [naive_cell(task, kind, args.n, s) for s in seeds], 1, args.seconds)
+        ours = rate(lambda task, seeds, kind=kind: hivebench_block(task, kind, args.n, seeds), args.block, args.seconds)
         print(f"{kind:10s} {rounds:6d} {naive:11.1f} {ours:10.1f} {ours / naive:5.1f}x")
 
 

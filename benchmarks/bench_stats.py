@@ -34,16 +34,23 @@ def main() -> None:
     values = seed_effect + rng.normal(0, 1, (args.units, 8)) + np.arange(8) * 0.1
     strata = np.zeros(args.units)
 
-    ours_all, (estimate, distribution) = timed(lambda: stratified_bootstrap(values, strata, None, args.resamples, seed=0))
+    ours_all, (estimate, distribution) = timed(
+        lambda: stratified_bootstrap(values, strata, None, args.resamples, seed=0)
+    )
     contrasts = distribution[:, 1:] - distribution[:, :1]
     lo, hi = percentile_interval(contrasts, 0.95)
     differences = values[:, 1:] - values[:, :1]
 
     def scipy_contrast(k: int):
         return stats.bootstrap(
-            (differences[:, k],), np.mean, n_resamples=args.resamples, method="percentile",
-            vectorized=True, rng=np.random.default_rng(k), batch=1000,
-        ).confidence_interval  # fmt: skip
+            (differences[:, k],),
+            np.mean,
+            n_resamples=args.resamples,
+            method="percentile",
+            vectorized=True,
+            rng=np.random.default_rng(k),
+            batch=1000,
+        ).confidence_interval
 
     scipy_one, interval = timed(lambda: scipy_contrast(0))
     scipy_all = scipy_one + sum(timed(lambda k=k: scipy_contrast(k))[0] for k in range(1, 7))
@@ -52,7 +59,9 @@ def main() -> None:
     print(f"  scipy.stats.bootstrap, 7 contrasts (baseline): {scipy_all:7.2f} s")
     print(f"  hivebench stratified_bootstrap, 8 columns:     {ours_all:7.2f} s  ({scipy_all / ours_all:.1f}x)")
     print(f"  one contrast: scipy {scipy_one:.2f} s, hivebench {ours_one:.2f} s ({scipy_one / ours_one:.1f}x)")
-    print(f"  contrast 1 interval: hivebench [{lo[0]:.4f}, {hi[0]:.4f}], scipy [{interval.low:.4f}, {interval.high:.4f}]")
+    print(
+        f"  contrast 1 interval: hivebench [{lo[0]:.4f}, {hi[0]:.4f}], scipy [{interval.low:.4f}, {interval.high:.4f}]"
+    )
 
 
 if __name__ == "__main__":

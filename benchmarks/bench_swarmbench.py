@@ -22,7 +22,9 @@ TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
 
 
 def episode_block(task: str, n: int, seeds: list[int]) -> None:
-    game = SwarmTask({"task": task, "rounds": 100, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}, n)
+    game = SwarmTask(
+        {"task": task, "rounds": 100, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}, n
+    )
     game.reset(seeds)
     rng = Streams(seeds, "policy")
     actions = 6 if task == "synchronization" else 5

@@ -4,8 +4,9 @@ import contextlib
 import copy
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -22,7 +23,9 @@ IN_CI = bool(os.environ.get("CI"))
 try:
     settings.get_profile("ci")
 except InvalidArgument:
-    settings.register_profile("ci", derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.register_profile(
+        "ci", derandomize=True, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     if IN_CI:
         settings.load_profile("ci")
 

@@ -15,9 +15,9 @@ import subprocess
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 
 REPO = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = Path(os.environ.get("HIVEBENCH_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
@@ -54,14 +54,27 @@ def start_vllm(
     """Start `vllm.entrypoints.openai.api_server` on a free loopback port; return it and its /v1 URL."""
     port = free_port()
     command = [
-        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model), "--served-model-name", served_name,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--dtype", "float32", "--max-model-len", str(MAX_MODEL_LEN), "--enforce-eager",
+        str(VLLM_PYTHON),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model),
+        "--served-model-name",
+        served_name,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--dtype",
+        "float32",
+        "--max-model-len",
+        str(MAX_MODEL_LEN),
+        "--enforce-eager",
         # guidance: strict JSON Schema decoding that also holds for a random-weight model
-        "--structured-outputs-config", '{"backend":"guidance","disable_any_whitespace":true}',
+        "--structured-outputs-config",
+        '{"backend":"guidance","disable_any_whitespace":true}',
         *flags,
-    ]  # fmt: skip
+    ]
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -98,7 +111,12 @@ class FaultProxy:
     forwarded and the most requests in flight at once. `stop()` closes it like a killed server."""
 
     def __init__(
-        self, upstream: str, fault: Fault | None = None, port: int = 0, hang_s: float = 4.0, die_after: int | None = None
+        self,
+        upstream: str,
+        fault: Fault | None = None,
+        port: int = 0,
+        hang_s: float = 4.0,
+        die_after: int | None = None,
     ):
         self.upstream = upstream.removeprefix("http://")
         self.fault = fault or (lambda number, body: None)
@@ -148,7 +166,11 @@ class FaultProxy:
             elif fault in ("429", "500"):
                 self.reply(handler, int(fault), b'{"error": {"message": "injected fault"}}')
             elif fault == "401-echo-key":  # a server that quotes the credentials it was sent
-                self.reply(handler, 401, f'{{"error": {{"message": "bad key {handler.headers.get("Authorization")}"}}}}'.encode())
+                self.reply(
+                    handler,
+                    401,
+                    f'{{"error": {{"message": "bad key {handler.headers.get("Authorization")}"}}}}'.encode(),
+                )
             elif fault == "malformed":  # a 200 whose body is cut short: not JSON
                 self.reply(handler, 200, b'{"id": "cmpl-1", "choices": [{')
             elif fault == "400-json-schema":
@@ -180,7 +202,9 @@ class FaultProxy:
             self.stop()
 
     @staticmethod
-    def reply(handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str = "application/json") -> None:
+    def reply(
+        handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str = "application/json"
+    ) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(data)))

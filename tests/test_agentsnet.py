@@ -38,9 +38,15 @@ def test_watts_strogatz_on_four_nodes_is_complete_and_large_populations_get_uniq
 
 @pytest.mark.parametrize(
     ("problem", "n", "diameter", "rounds"),
-    [("coloring", 4, 1, 4), ("matching", 8, 3, 5), ("vertex_cover", 16, 4, 6), ("coloring", 17, 4, 9),
-     ("consensus", 4, 2, 5), ("leader_election", 16, 4, 9)],
-)  # fmt: skip
+    [
+        ("coloring", 4, 1, 4),
+        ("matching", 8, 3, 5),
+        ("vertex_cover", 16, 4, 6),
+        ("coloring", 17, 4, 9),
+        ("consensus", 4, 2, 5),
+        ("leader_election", 16, 4, 9),
+    ],
+)
 def test_the_papers_rounds_rule(problem, n, diameter, rounds):
     assert problems.paper_rounds(problem, n, diameter) == rounds
 
@@ -96,7 +102,11 @@ def test_messages_go_to_neighbours_only_and_are_cut_to_the_cap():
 
 
 def study(rounds, populations, seeds, methods=("distributed",)):
-    tasks = {f"{p}-{f}": {"kind": "agentsnet", "problem": p, "family": f, "rounds": rounds} for p in problems.PROBLEMS for f in FAMILIES}
+    tasks = {
+        f"{p}-{f}": {"kind": "agentsnet", "problem": p, "family": f, "rounds": rounds}
+        for p in problems.PROBLEMS
+        for f in FAMILIES
+    }
     config = {
         "tasks": tasks,
         "methods": {m: {"kind": m, "seeds_per_job": 1000} for m in methods},
@@ -134,6 +144,7 @@ def test_episodes_of_different_lengths_play_in_one_block_as_alone():
     """At the paper's rounds each instance has its own R: a block's episodes end at different rounds."""
     from hivebench.engine.loop import play_block
     from hivebench.engine.writer import stored
+
     lengths = set()
     for block in study(rounds="paper", populations=[30], seeds=8):
         cells = list(block.cells())
@@ -149,13 +160,19 @@ def test_episodes_of_different_lengths_play_in_one_block_as_alone():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"family": "watts_strogatz", "populations": [3]}, "studies.s.populations[0]: a watts_strogatz graph needs at least 4 nodes, got 3 (task 't')"),
+        (
+            {"family": "watts_strogatz", "populations": [3]},
+            "studies.s.populations[0]: a watts_strogatz graph needs at least 4 nodes, got 3 (task 't')",
+        ),
         ({"family": "delaunay", "populations": [2]}, "a delaunay graph needs at least 3 nodes, got 2"),
         ({"family": "hexagonal"}, "tasks.t.family: 'hexagonal' is not one of"),
         ({"rounds": 0}, "tasks.t.rounds: 0 is less than the minimum of 1"),
-        ({"method": "soft_fp"}, "studies.s: method 'm' (kind soft_fp, a loopbench method) cannot run task 't' of suite agentsnet"),
+        (
+            {"method": "soft_fp"},
+            "studies.s: method 'm' (kind soft_fp, a loopbench method) cannot run task 't' of suite agentsnet",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_agentsnet_input_is_a_config_error_naming_it(change, message):
     task = {"kind": "agentsnet", "problem": "coloring", "family": change.get("family", "delaunay")}
     if "rounds" in change:

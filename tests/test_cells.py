@@ -48,7 +48,12 @@ def test_seeds_per_job_is_not_part_of_a_cell(config):
     config["methods"]["random"]["seeds_per_job"] = 3
     blocks, after = cells_by_method(config)
     assert after == before
-    assert [b.seeds for b in blocks if b.shared["method"]["name"] == "random"][:4] == [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9,)]
+    assert [b.seeds for b in blocks if b.shared["method"]["name"] == "random"][:4] == [
+        (0, 1, 2),
+        (3, 4, 5),
+        (6, 7, 8),
+        (9,),
+    ]
 
 
 def test_blocks_are_aligned_so_adding_seeds_keeps_the_full_blocks(config):
@@ -59,7 +64,12 @@ def test_blocks_are_aligned_so_adding_seeds_keeps_the_full_blocks(config):
     new = {b.summary_path: b.spec() for b in more}
     assert all(new[path] == spec for path, spec in old.items())  # same jobs, same params
     assert len(new) == 2 * len(old)
-    assert {b.summary_path.rsplit("/", 1)[1] for b in more} == {"block0-4.parquet", "block5-9.parquet", "block10-14.parquet", "block15-19.parquet"}
+    assert {b.summary_path.rsplit("/", 1)[1] for b in more} == {
+        "block0-4.parquet",
+        "block5-9.parquet",
+        "block10-14.parquet",
+        "block15-19.parquet",
+    }
 
 
 def test_numpy_scalars_hash_like_plain_numbers():
@@ -97,4 +107,8 @@ def test_the_models_get_their_ids_without_the_config_or_the_suites():
     code = "import sys, hivebench.models, hivebench.models.local; print(' '.join(sorted(sys.modules)))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert "hivebench.ids" in loaded
-    assert not [m for m in loaded if m in ("hivebench.config", "hivebench.registry", "hivebench.cells") or m.startswith("hivebench.suites")]
+    assert not [
+        m
+        for m in loaded
+        if m in ("hivebench.config", "hivebench.registry", "hivebench.cells") or m.startswith("hivebench.suites")
+    ]

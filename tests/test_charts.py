@@ -10,10 +10,22 @@ from hivebench.report.charts import MAX_TASK_ROWS, scaling_chart
 
 def scores(tasks: int, name: str = "t{t}") -> pd.DataFrame:
     rows = [
-        {"suite": "silobench", "task": name.format(t=t), "method": m, "population": n, "metric": "exact",
-         "mean": t / tasks, "lo": 0.0, "hi": 1.0, "n": 3, "episodes": 3}
-        for t in range(tasks) for m in ("a", "b") for n in (4, 8)
-    ]  # fmt: skip
+        {
+            "suite": "silobench",
+            "task": name.format(t=t),
+            "method": m,
+            "population": n,
+            "metric": "exact",
+            "mean": t / tasks,
+            "lo": 0.0,
+            "hi": 1.0,
+            "n": 3,
+            "episodes": 3,
+        }
+        for t in range(tasks)
+        for m in ("a", "b")
+        for n in (4, 8)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -22,6 +34,11 @@ def test_the_scaling_chart_has_a_row_per_task_or_per_entry_or_suite_beyond_the_l
     assert few["task"].nunique() == MAX_TASK_ROWS
     many = scaling_chart(scores(MAX_TASK_ROWS + 1), 0.95).data
     assert list(pd.unique(many["task"])) == ["silobench (mean over its tasks)"] and len(many) == 4
-    assert many["mean"].tolist() == pytest.approx([sum(t / (MAX_TASK_ROWS + 1) for t in range(MAX_TASK_ROWS + 1)) / (MAX_TASK_ROWS + 1)] * 4)
+    assert many["mean"].tolist() == pytest.approx(
+        [sum(t / (MAX_TASK_ROWS + 1) for t in range(MAX_TASK_ROWS + 1)) / (MAX_TASK_ROWS + 1)] * 4
+    )
     entries = pd.concat([scores(30, "p2p.I-{t}"), scores(30, "oracle.I-{t}")])  # members of two config entries
-    assert list(pd.unique(scaling_chart(entries, 0.95).data["task"])) == ["p2p (mean over its tasks)", "oracle (mean over its tasks)"]
+    assert list(pd.unique(scaling_chart(entries, 0.95).data["task"])) == [
+        "p2p (mean over its tasks)",
+        "oracle (mean over its tasks)",
+    ]

@@ -83,9 +83,11 @@ def test_a_parameter_of_another_method_kind_is_an_unknown_key(config, tmp_path):
 
 @pytest.mark.parametrize(
     "seeds,message",
-    [(-3, "studies.tiny.seeds: -3 is less than the minimum of 1"),
-     ([1, 1, 2], "studies.tiny.seeds: [1, 1, 2] has non-unique elements"),
-     ([0, -1], "studies.tiny.seeds[1]: -1 is less than the minimum of 0")],
+    [
+        (-3, "studies.tiny.seeds: -3 is less than the minimum of 1"),
+        ([1, 1, 2], "studies.tiny.seeds: [1, 1, 2] has non-unique elements"),
+        ([0, -1], "studies.tiny.seeds[1]: -1 is less than the minimum of 0"),
+    ],
 )
 def test_bad_seeds(config, tmp_path, seeds, message):
     config["studies"]["tiny"]["seeds"] = seeds
@@ -151,7 +153,9 @@ def test_contrasts_must_name_the_study_methods(config, tmp_path):
     config["studies"]["tiny"]["contrasts"] = {"pairs": [["soft_fp", "random"]], "weights": {"loopbench": 0}}
     assert "studies.tiny.contrasts.weights.loopbench" in problems_of(config, tmp_path)
     config["studies"]["tiny"]["contrasts"] = {"pairs": [["soft_fp", "random"]], "weights": {"loopbench": 2}}
-    assert load(write_config(tmp_path / "study.yaml", config))["studies"]["tiny"]["contrasts"]["pairs"] == [["soft_fp", "random"]]
+    assert load(write_config(tmp_path / "study.yaml", config))["studies"]["tiny"]["contrasts"]["pairs"] == [
+        ["soft_fp", "random"]
+    ]
     config["studies"]["tiny"]["contrasts"]["weights"] = {"swarmbench": 1}
     message = problems_of(config, tmp_path)
     assert "'loopbench' has no weight" in message and "'swarmbench' is not a suite of this study" in message
@@ -159,12 +163,14 @@ def test_contrasts_must_name_the_study_methods(config, tmp_path):
 
 # One test per cause of the fault-injection probe of issue 9 (not per example).
 
+
 def _set(path, value):
     def mutate(config):
         node = config
         for part in path[:-1]:
             node = node[part]
         node[path[-1]] = value
+
     return mutate
 
 
@@ -173,30 +179,58 @@ def _set(path, value):
     [
         # integers written as floats: JSON Schema's `integer` takes 3.0
         (_set(("studies", "tiny", "seeds"), 3.0), "studies.tiny.seeds: 3.0 is not an integer (write 3)"),
-        (_set(("methods", "soft_fp", "seeds_per_job"), 100.0), "methods.soft_fp.seeds_per_job: 100.0 is not an integer"),
+        (
+            _set(("methods", "soft_fp", "seeds_per_job"), 100.0),
+            "methods.soft_fp.seeds_per_job: 100.0 is not an integer",
+        ),
         (_set(("tasks", "cycle", "steps"), 2.5), "tasks.cycle.steps: 2.5 is not an integer"),
         # NaN and infinities pass minimum and maximum
         (_set(("methods", "soft_fp", "p"), float("nan")), "methods.soft_fp.p: nan is not a finite number"),
         (_set(("report", "confidence"), float("nan")), "report.confidence: nan is not a finite number"),
         (_set(("prices",), {"m": {"input": float("inf"), "output": 1}}), "prices.m.input: inf is not a finite number"),
         # upper bounds
-        (_set(("studies", "tiny", "seeds"), 10**9), "studies.tiny.seeds: 1000000000 is greater than the maximum of 1000000"),
-        (_set(("studies", "tiny", "seeds"), [2**63]), "studies.tiny.seeds[0]: 9223372036854775808 is greater than the maximum of 4294967295"),
-        (_set(("studies", "tiny", "populations"), [3, 10**6]), "studies.tiny.populations[1]: 1000000 is greater than the maximum of 100000"),
+        (
+            _set(("studies", "tiny", "seeds"), 10**9),
+            "studies.tiny.seeds: 1000000000 is greater than the maximum of 1000000",
+        ),
+        (
+            _set(("studies", "tiny", "seeds"), [2**63]),
+            "studies.tiny.seeds[0]: 9223372036854775808 is greater than the maximum of 4294967295",
+        ),
+        (
+            _set(("studies", "tiny", "populations"), [3, 10**6]),
+            "studies.tiny.populations[1]: 1000000 is greater than the maximum of 100000",
+        ),
         (_set(("tasks", "cycle", "colors"), 10**6), "tasks.cycle.colors: 1000000 is greater than the maximum of 256"),
-        (_set(("report", "bootstrap_resamples"), 10**12), "report.bootstrap_resamples: 1000000000000 is greater than the maximum of 1000000"),
-        (_set(("tasks", "cycle", "graph"), {"edges": [[0, 10**9]]}), "tasks.cycle.graph.edges[0][1]: 1000000000 is greater than the maximum of 99999"),
+        (
+            _set(("report", "bootstrap_resamples"), 10**12),
+            "report.bootstrap_resamples: 1000000000000 is greater than the maximum of 1000000",
+        ),
+        (
+            _set(("tasks", "cycle", "graph"), {"edges": [[0, 10**9]]}),
+            "tasks.cycle.graph.edges[0][1]: 1000000000 is greater than the maximum of 99999",
+        ),
         (_set(("tasks", "cycle", "steps"), 10**6), "tasks.cycle.steps: 1000000 is greater than the maximum of 10000"),
         # names: Python's `$` matches before a final newline; lengths
         (_set(("methods", "random\n"), {"kind": "random"}), "methods: 'random\\n' does not match"),
-        (_set(("studies", "x" * 65), {"tasks": ["cycle"], "methods": ["random"], "populations": [3], "seeds": 1}),
-         "is too long"),
+        (
+            _set(("studies", "x" * 65), {"tasks": ["cycle"], "methods": ["random"], "populations": [3], "seeds": 1}),
+            "is too long",
+        ),
         # references between keys
-        (_set(("studies", "tiny", "contrasts"), {"pairs": [["random", "random"]]}),
-         "studies.tiny.contrasts.pairs[0]: a method contrasted with itself ('random')"),
-        (_set(("studies", "tiny", "contrasts"), {"reference": "random", "metrics": ["proximty"]}),
-         "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites (final_optimal, first_optimal_step, proximity, reached_optimum, stability)"),
-        (_set(("tasks", "cycle", "conf_best"), 2), "studies.tiny.populations[0]: conf_best = 2 is wrong for C3 with 2 colours: the optimum is 1"),
+        (
+            _set(("studies", "tiny", "contrasts"), {"pairs": [["random", "random"]]}),
+            "studies.tiny.contrasts.pairs[0]: a method contrasted with itself ('random')",
+        ),
+        (
+            _set(("studies", "tiny", "contrasts"), {"reference": "random", "metrics": ["proximty"]}),
+            "studies.tiny.contrasts.metrics[0]: 'proximty' is not a metric of this study's suites "
+            "(final_optimal, first_optimal_step, proximity, reached_optimum, stability)",
+        ),
+        (
+            _set(("tasks", "cycle", "conf_best"), 2),
+            "studies.tiny.populations[0]: conf_best = 2 is wrong for C3 with 2 colours: the optimum is 1",
+        ),
         (_set(("anchors",), "missing.yaml"), "anchors: "),
     ],
 )
@@ -224,7 +258,11 @@ def test_the_size_bounds_count_the_jobs_and_cells_the_workflow_makes(config):
     filled = validate(config, "x.yaml")
     blocks = all_blocks(filled, REPO)["tiny"]
     resolved = {name: resolved_task_params(task, REPO) for name, task in filled["tasks"].items()}
-    assert _matrix_size(filled, filled["studies"]["tiny"], resolved) == (len(blocks), sum(len(b.seeds) for b in blocks)) == (15, 42)
+    assert (
+        _matrix_size(filled, filled["studies"]["tiny"], resolved)
+        == (len(blocks), sum(len(b.seeds) for b in blocks))
+        == (15, 42)
+    )
 
 
 def test_a_name_snakemake_would_take_for_a_runaway_wildcard(config, tmp_path):
@@ -253,7 +291,9 @@ def tiny_config_dict():
 def test_undecodable_bytes_are_named_not_a_traceback(config, tmp_path):
     path = tmp_path / "latin1.yaml"
     path.write_bytes(yaml.safe_dump(config).encode() + b"# caf\xe9\n")
-    with pytest.raises(ConfigError, match=r"not valid YAML: unacceptable character #x00e9: invalid continuation byte") as info:
+    with pytest.raises(
+        ConfigError, match=r"not valid YAML: unacceptable character #x00e9: invalid continuation byte"
+    ) as info:
         load(path)
     assert str(path) in str(info.value)
     (tmp_path / "g.txt").write_bytes(b"0 1\n1 2\n\xff\xfe 0\n")
@@ -276,27 +316,43 @@ def test_an_edges_file_that_is_a_folder_or_holds_secrets(config, tmp_path):
 def test_an_anchors_file_that_is_not_a_mapping(config, tmp_path):
     (tmp_path / "anchors.yaml").write_text("- 6.2\n")
     config["anchors"] = "anchors.yaml"
-    assert "anchors: " + str(tmp_path / "anchors.yaml") + ": the top level must map suites" in problems_of(config, tmp_path)
+    assert "anchors: " + str(tmp_path / "anchors.yaml") + ": the top level must map suites" in problems_of(
+        config, tmp_path
+    )
     (tmp_path / "anchors.yaml").write_text("swarmbench: {pursuit: {8: {value: .nan, provenance: x}}}\n")
     assert "swarmbench.pursuit.8.value: must be a positive finite number" in problems_of(config, tmp_path)
 
 
 @pytest.mark.parametrize(
     ("history", "message"),
-    [(3.0, "3.0 is not an integer (write 3)"), (-1, "-1 is less than the minimum of 0"), ("ful", "'full' was expected")],
+    [
+        (3.0, "3.0 is not an integer (write 3)"),
+        (-1, "-1 is less than the minimum of 0"),
+        ("ful", "'full' was expected"),
+    ],
 )
 def test_a_value_matching_no_alternative_is_told_about_the_closest_one(config, tmp_path, history, message):
     """`history` is "full" or a count: a number is told what is wrong with it as a number, a string
     is told the name it may have misspelt."""
-    config["methods"]["api"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
-                                "history": history}
+    config["methods"]["api"] = {
+        "kind": "llm",
+        "backend": "openai",
+        "model": "m",
+        "base_url": "http://127.0.0.1:1/v1",
+        "history": history,
+    }
     assert f"methods.api.history: {message}" in problems_of(config, tmp_path)
 
 
 def test_llm_slots_never_names_a_snakemake_resource(config, tmp_path):
     for name in ("mem_mb", "_cores", "runtime", "threads"):
-        config["methods"]["api"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
-                                    "llm_slots": name}
+        config["methods"]["api"] = {
+            "kind": "llm",
+            "backend": "openai",
+            "model": "m",
+            "base_url": "http://127.0.0.1:1/v1",
+            "llm_slots": name,
+        }
         assert f"methods.api.llm_slots: '{name}' does not match" in problems_of(config, tmp_path)
     config["methods"]["api"]["llm_slots"] = "llm_slots_vllm"
     config["methods"]["api"]["base_url"] = "localhost:8000/v1"  # no scheme: the client would fail in every job
@@ -305,21 +361,34 @@ def test_llm_slots_never_names_a_snakemake_resource(config, tmp_path):
 
 def test_initial_notes_from_a_file_that_is_not_an_episode(config, tmp_path):
     (tmp_path / "notes.parquet").write_text("not parquet")
-    config["methods"]["llm"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
-                                "initial_notes": {"episode": "notes.parquet"}}
+    config["methods"]["llm"] = {
+        "kind": "llm",
+        "backend": "openai",
+        "model": "m",
+        "base_url": "http://127.0.0.1:1/v1",
+        "initial_notes": {"episode": "notes.parquet"},
+    }
     config["studies"]["tiny"]["methods"].append("llm")
-    assert "methods.llm.initial_notes.episode: " + str(tmp_path / "notes.parquet") + " is not a readable Parquet file" in problems_of(config, tmp_path)
+    assert "methods.llm.initial_notes.episode: " + str(
+        tmp_path / "notes.parquet"
+    ) + " is not a readable Parquet file" in problems_of(config, tmp_path)
     (tmp_path / "notes.txt").write_bytes(b"\xff")
     config["methods"]["llm"]["initial_notes"] = {"file": "notes.txt"}
-    assert "methods.llm.initial_notes.file: " + str(tmp_path / "notes.txt") + " is not UTF-8 text (byte 0)" in problems_of(config, tmp_path)
+    assert "methods.llm.initial_notes.file: " + str(
+        tmp_path / "notes.txt"
+    ) + " is not UTF-8 text (byte 0)" in problems_of(config, tmp_path)
 
 
 def test_every_command_takes_the_config_as_people_type_it(config, tmp_path):
     path = write_config(tmp_path / "my.yaml", config)
     for command in ("validate", "cells", "status", "estimate", "verify"):
-        result = subprocess.run([sys.executable, "-m", "hivebench", command, str(path)], capture_output=True, text=True, cwd=tmp_path)
+        result = subprocess.run(
+            [sys.executable, "-m", "hivebench", command, str(path)], capture_output=True, text=True, cwd=tmp_path
+        )
         assert result.returncode == 0, (command, result.stderr)
-    result = subprocess.run([sys.executable, "-m", "hivebench", "validate", str(path), "-c", "other.yaml"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "hivebench", "validate", str(path), "-c", "other.yaml"], capture_output=True, text=True
+    )
     assert result.returncode == 2 and "two config files given" in result.stderr
 
 
@@ -353,13 +422,20 @@ def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
 
 
 def test_a_nul_character_never_reaches_a_command_line(config, tmp_path):
-    config["methods"]["llm"] = {"kind": "llm", "backend": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1",
-                                "initial_notes": {"text": "keep\x00colour"}}
+    config["methods"]["llm"] = {
+        "kind": "llm",
+        "backend": "openai",
+        "model": "m",
+        "base_url": "http://127.0.0.1:1/v1",
+        "initial_notes": {"text": "keep\x00colour"},
+    }
     config["studies"]["tiny"]["methods"].append("llm")
     assert "methods.llm.initial_notes.text: contains a NUL character" in problems_of(config, tmp_path)
     (tmp_path / "notes.txt").write_bytes(b"keep\x00colour")
     config["methods"]["llm"]["initial_notes"] = {"file": "notes.txt"}
-    assert f"methods.llm.initial_notes.file: {tmp_path / 'notes.txt'} contains a NUL character" in problems_of(config, tmp_path)
+    assert f"methods.llm.initial_notes.file: {tmp_path / 'notes.txt'} contains a NUL character" in problems_of(
+        config, tmp_path
+    )
 
 
 def test_a_yaml_alias_that_holds_itself(tmp_path):
@@ -379,7 +455,7 @@ def test_what_no_command_line_or_file_can_carry(config, tmp_path):
     path = write_config(tmp_path / "quotes.yaml", config)
     with pytest.raises(ConfigError, match="a job of task 'cycle' and method 'random' would carry 1[0-9]{2},"):
         expand_blocks(load(path), str(path))
-    config["methods"]["random"]["initial_notes"] = {"text": "\U0001F600" * 30_000}  # four bytes each in UTF-8
+    config["methods"]["random"]["initial_notes"] = {"text": "\U0001f600" * 30_000}  # four bytes each in UTF-8
     path = write_config(tmp_path / "emoji.yaml", config)
     with pytest.raises(ConfigError, match="would carry 1[0-9]{2},"):
         expand_blocks(load(path), str(path))

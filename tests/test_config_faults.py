@@ -98,7 +98,7 @@ def test_the_agentsnet_minimum_cap_is_what_the_longest_classical_message_can_tak
         validate(one_task(agentsnet(problem, minimum - 1), "distributed", [n]), "x.yaml")
     if n > 12:
         return  # playing 230 agents adds nothing the smaller ones do not check
-    for cell, record in played(one_task(agentsnet(problem, minimum), "distributed", [n], seeds=6)):
+    for _, record in played(one_task(agentsnet(problem, minimum), "distributed", [n], seeds=6)):
         assert record.summary["truncated_messages"] == 0
         sizes = record.tables["messages"]
         sizes = sizes() if callable(sizes) else sizes
@@ -215,8 +215,17 @@ def test_a_silobench_report_of_oracle_cells_only(tmp_path):
 @pytest.mark.parametrize(
     ("topology", "n", "message"),
     [
-        ("complete", 20000, "protocol: p2p on topology: complete (the default) runs at most 500 agents, got 20,000 (docs/limits.md; topology: regular3 runs up to 5,000, protocol: store up to 5,000)"),
-        ("regular3", 20000, "protocol: p2p on topology: regular3 runs at most 5,000 agents, got 20,000 (docs/limits.md)"),
+        (
+            "complete",
+            20000,
+            "protocol: p2p on topology: complete (the default) runs at most 500 agents, got 20,000 "
+            "(docs/limits.md; topology: regular3 runs up to 5,000, protocol: store up to 5,000)",
+        ),
+        (
+            "regular3",
+            20000,
+            "protocol: p2p on topology: regular3 runs at most 5,000 agents, got 20,000 (docs/limits.md)",
+        ),
     ],
 )
 def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, message):
@@ -227,7 +236,10 @@ def test_silobench_populations_are_bounded_per_topology(tmp_path, topology, n, m
 
 def test_silobench_limits_accept_what_they_allow():
     validate(one_task({"kind": "silobench", "task": "I-01", "rounds": 1}, "distributed", [500]), "x.yaml")
-    validate(one_task({"kind": "silobench", "task": "I-01", "topology": "regular3", "rounds": 1}, "distributed", [5000]), "x.yaml")
+    validate(
+        one_task({"kind": "silobench", "task": "I-01", "topology": "regular3", "rounds": 1}, "distributed", [5000]),
+        "x.yaml",
+    )
 
 
 def test_the_store_is_bounded_by_its_own_cost_not_the_complete_topologys(tmp_path):
@@ -243,7 +255,14 @@ def test_the_store_is_bounded_by_its_own_cost_not_the_complete_topologys(tmp_pat
 def test_the_store_limit_is_within_the_job_memory_its_measured_cost_allows():
     from hivebench.suites.silobench import SiloHooks
 
-    params = {"task": "I-01", "oracle": False, "topology": "complete", "protocol": "store", "rounds": 9, "message_chars": 16000}
+    params = {
+        "task": "I-01",
+        "oracle": False,
+        "topology": "complete",
+        "protocol": "store",
+        "rounds": 9,
+        "message_chars": 16000,
+    }
     assert SiloHooks().episode_bytes(params, "random", 5000) < MAX_JOB_BYTES  # 1.3 GB measured (55 N^2)
 
 
@@ -271,7 +290,8 @@ sys.path.insert(0, 'tests')
 from test_config_faults import one_task, played
 def status(key):
     return next(int(line.split()[1]) * 1024 for line in open('/proc/self/status') if line.startswith(key))
-task = {'kind': 'silobench', 'task': sys.argv[4], 'rounds': int(sys.argv[3]), 'topology': sys.argv[1], 'oracle': sys.argv[5] == 'oracle'}
+task = {'kind': 'silobench', 'task': sys.argv[4], 'rounds': int(sys.argv[3]), 'topology': sys.argv[1],
+        'oracle': sys.argv[5] == 'oracle'}
 played(one_task(task, 'distributed', [4]))  # every module imported first
 gc.collect()
 with open('/proc/self/clear_refs', 'w') as refs:
@@ -294,7 +314,14 @@ def test_the_silobench_memory_estimate_bounds_a_real_job(topology, n, rounds, ta
 
     command = [sys.executable, "-c", MEASURED_JOB, topology, str(n), str(rounds), task, oracle]
     used = int(subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True).stdout)
-    params = {"task": task, "oracle": bool(oracle), "topology": topology, "protocol": "p2p", "rounds": rounds, "message_chars": 16000}
+    params = {
+        "task": task,
+        "oracle": bool(oracle),
+        "topology": topology,
+        "protocol": "p2p",
+        "rounds": rounds,
+        "message_chars": 16000,
+    }
     estimate = held_episodes(2, n) * SiloHooks().episode_bytes(params, "distributed", n)
     assert estimate / 8 < used < estimate, (topology, used, estimate)
 
@@ -320,7 +347,10 @@ def test_job_memory_counts_the_episodes_played_at_once_not_the_seeds_per_job(mon
     validate(config, "x.yaml")
     size["each"] = 3 * 2**30
     message = refusal(config, tmp_path)
-    assert "methods.m.seeds_per_job: 3 episodes of task 't' at N = 50,000 (study 's') side by side hold about 9.0 GiB" in message
+    assert (
+        "methods.m.seeds_per_job: 3 episodes of task 't' at N = 50,000 (study 's') side by side hold about 9.0 GiB"
+        in message
+    )
     assert "(seeds_per_job: 2 fits)" in message
 
 
@@ -344,7 +374,9 @@ def test_agentsnet_paper_rounds_over_the_agent_steps_limit_stop_with_the_key_nam
     from hivebench.suites.agentsnet.task import NetTask
 
     monkeypatch.setattr(config_module, "MAX_AGENT_STEPS", 100)
-    task = NetTask({"problem": "consensus", "family": "delaunay", "rounds": "paper", "message_chars": 1000, "instances": None}, 30)
+    task = NetTask(
+        {"problem": "consensus", "family": "delaunay", "rounds": "paper", "message_chars": 1000, "instances": None}, 30
+    )
     with pytest.raises(TaskParamError, match="agent-steps") as info:
         task.reset([0])
     assert info.value.key == "rounds"
@@ -363,7 +395,11 @@ def test_a_utf16_config_is_refused_naming_the_file(config, tmp_path):
 
 @pytest.mark.parametrize(
     ("name", "mark", "codec"),
-    [("UTF-32", codecs.BOM_UTF32_BE, "utf-32-be"), ("UTF-32", codecs.BOM_UTF32_LE, "utf-32-le"), ("UTF-16", codecs.BOM_UTF16_BE, "utf-16-be")],
+    [
+        ("UTF-32", codecs.BOM_UTF32_BE, "utf-32-be"),
+        ("UTF-32", codecs.BOM_UTF32_LE, "utf-32-le"),
+        ("UTF-16", codecs.BOM_UTF16_BE, "utf-16-be"),
+    ],
 )
 def test_a_utf32_or_utf16_config_is_refused_naming_its_encoding(config, tmp_path, name, mark, codec):
     path = tmp_path / "wide.yaml"
@@ -396,10 +432,21 @@ def test_long_values_are_shortened_in_error_messages(config, tmp_path):
 def test_what_held_still_holds_refused_with_the_key_and_no_traceback(tmp_path):
     """A sample of the probe's refused mutations of the three newer suites: each still names its key."""
     cases = [
-        (one_task({"kind": "agentsnet", "problem": "colouring", "family": "delaunay"}, "random", [8]), "tasks.t.problem"),
-        (one_task({"kind": "agentsnet", "problem": "coloring", "family": "delaunay", "message_chars": 0}, "random", [8]), "tasks.t.message_chars"),
+        (
+            one_task({"kind": "agentsnet", "problem": "colouring", "family": "delaunay"}, "random", [8]),
+            "tasks.t.problem",
+        ),
+        (
+            one_task(
+                {"kind": "agentsnet", "problem": "coloring", "family": "delaunay", "message_chars": 0}, "random", [8]
+            ),
+            "tasks.t.message_chars",
+        ),
         (one_task({"kind": "silobench", "task": "IV-31"}, "distributed", [4]), "tasks.t.task"),
-        (one_task({"kind": "silobench", "task": "I-01", "topology": "regular3"}, "distributed", [5]), "studies.s.populations[0]"),
+        (
+            one_task({"kind": "silobench", "task": "I-01", "topology": "regular3"}, "distributed", [5]),
+            "studies.s.populations[0]",
+        ),
         (one_task({"kind": "silobench", "task": "I-01", "rounds": 0}, "distributed", [4]), "tasks.t.rounds"),
         (one_task({"kind": "swarmbench", "task": "pursuit", "view": 4}, "random", [8]), "tasks.t.view"),
     ]

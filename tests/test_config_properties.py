@@ -46,18 +46,61 @@ def base_config() -> dict[str, Any]:
     config["methods"]["heuristic"] = {"kind": "heuristic"}
     config["studies"]["tiny"]["tasks"].append("k3")
     config["studies"]["tiny"]["contrasts"] = {"reference": "random", "metrics": ["proximity"]}
-    config["studies"]["graphs"] = {"tasks": ["an", "silo"], "methods": ["random", "distributed"], "populations": [6], "seeds": 2}
-    config["studies"]["swarm"] = {"tasks": ["sw"], "methods": ["heuristic", "random"], "populations": [8], "seeds": 2,
-                                  "contrasts": {"reference": "random"}}  # fmt: skip
+    config["studies"]["graphs"] = {
+        "tasks": ["an", "silo"],
+        "methods": ["random", "distributed"],
+        "populations": [6],
+        "seeds": 2,
+    }
+    config["studies"]["swarm"] = {
+        "tasks": ["sw"],
+        "methods": ["heuristic", "random"],
+        "populations": [8],
+        "seeds": 2,
+        "contrasts": {"reference": "random"},
+    }
     config["prices"] = {"m": {"input": 1.0, "output": 2.0}}
     return config
 
 
 NASTY = st.one_of(
     st.sampled_from(
-        [None, True, 0, -1, 1, 2, 3.0, 0.5, 1.5, math.nan, math.inf, -math.inf, 2**31, 2**63, 10**9, "", "x",
-         "random", "random\n", "a" * 300, "cycle", "full", "soft_fp", [], {}, [0], [3, 3], [[0, 1]], [[0, 0]],
-         {"kind": "random"}, {"edges_file": "missing.txt"}, {"reference": "soft_fp"}, "llm_slots_x", "mem_mb"]
+        [
+            None,
+            True,
+            0,
+            -1,
+            1,
+            2,
+            3.0,
+            0.5,
+            1.5,
+            math.nan,
+            math.inf,
+            -math.inf,
+            2**31,
+            2**63,
+            10**9,
+            "",
+            "x",
+            "random",
+            "random\n",
+            "a" * 300,
+            "cycle",
+            "full",
+            "soft_fp",
+            [],
+            {},
+            [0],
+            [3, 3],
+            [[0, 1]],
+            [[0, 0]],
+            {"kind": "random"},
+            {"edges_file": "missing.txt"},
+            {"reference": "soft_fp"},
+            "llm_slots_x",
+            "mem_mb",
+        ]
     ),
     st.integers(min_value=-(2**64), max_value=2**64),
     st.floats(allow_nan=True, allow_infinity=True),
@@ -83,11 +126,48 @@ def tweaked(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, float):
         return st.floats(-0.5, 2.5)
     if isinstance(value, str):
-        return st.sampled_from(["random", "soft_fp", "soft_cfp", "greedy", "cycle", "k3", "full", "same", "random",
-                                "after_steps", "from_initial", "coloring", "llm", "openai", "transformers",
-                                "an", "silo", "sw", "agentsnet", "silobench", "swarmbench", "distributed", "heuristic",
-                                "matching", "coloring", "consensus", "delaunay", "III-24", "I-01", "broadcast", "p2p",
-                                "store", "complete", "pursuit", "foraging", "transport", "auto", "paper"])
+        return st.sampled_from(
+            [
+                "random",
+                "soft_fp",
+                "soft_cfp",
+                "greedy",
+                "cycle",
+                "k3",
+                "full",
+                "same",
+                "random",
+                "after_steps",
+                "from_initial",
+                "coloring",
+                "llm",
+                "openai",
+                "transformers",
+                "an",
+                "silo",
+                "sw",
+                "agentsnet",
+                "silobench",
+                "swarmbench",
+                "distributed",
+                "heuristic",
+                "matching",
+                "coloring",
+                "consensus",
+                "delaunay",
+                "III-24",
+                "I-01",
+                "broadcast",
+                "p2p",
+                "store",
+                "complete",
+                "pursuit",
+                "foraging",
+                "transport",
+                "auto",
+                "paper",
+            ]
+        )
     if isinstance(value, list) and value:
         return st.lists(st.sampled_from(value), min_size=0, max_size=len(value) + 1)
     return st.just(value)
@@ -109,7 +189,9 @@ def mutated_configs(draw: st.DrawFn) -> dict[str, Any]:
         elif action == "add" and isinstance(container, dict):
             container[draw(st.text(min_size=1, max_size=8))] = copy.deepcopy(draw(NASTY))
         elif action == "rename" and isinstance(container, dict):
-            new = draw(st.one_of(st.sampled_from(["random", "x\n", "ab" * 20, "a" * 65, "soft_fp"]), st.text(max_size=8)))
+            new = draw(
+                st.one_of(st.sampled_from(["random", "x\n", "ab" * 20, "a" * 65, "soft_fp"]), st.text(max_size=8))
+            )
             container[new] = container.pop(key)
     return config
 
@@ -148,7 +230,9 @@ def run_and_score(config: dict[str, Any], base: Path) -> None:
             contrast_table(episodes, spec, metrics, 200, report["confidence"], report["bootstrap_seed"])
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(config=mutated_configs())
 def test_a_mutated_config_is_refused_by_key_or_runs(config: dict[str, Any], tmp_path: Path) -> None:
     try:

@@ -124,7 +124,9 @@ def broken(monkeypatch):
 
     def cells(name: str) -> list[dict]:
         kind = f"broken-{name}"
-        monkeypatch.setitem(registry.TASK_KINDS, kind, ("loopbench", TaskKind(f"{__name__}:{name}", version=1, hooks=TaskHooks())))
+        monkeypatch.setitem(
+            registry.TASK_KINDS, kind, ("loopbench", TaskKind(f"{__name__}:{name}", version=1, hooks=TaskHooks()))
+        )
         found = copy.deepcopy(example_cells("loopbench", "random", seeds=conformance.LOCKSTEP_SEEDS, population=40))
         for cell in found:
             cell["task"]["kind"] = kind
@@ -135,7 +137,10 @@ def broken(monkeypatch):
 
 def test_the_checks_report_a_task_that_draws_from_an_unseeded_generator(broken):
     cells = broken("UnseededColoring")
-    with pytest.raises(ConformanceError, match=r"the same cell gave two different episodes: .*kind broken-UnseededColoring.*column 'color' differs"):
+    with pytest.raises(
+        ConformanceError,
+        match=r"the same cell gave two different episodes: .*kind broken-UnseededColoring.*column 'color' differs",
+    ):
         conformance.check_same_episode(cells)
     problems = conformance.cell_problems(cells)
     assert any(p.startswith("the same cell gave two different episodes") for p in problems), problems
@@ -145,7 +150,10 @@ def test_the_checks_report_a_task_that_draws_from_an_unseeded_generator(broken):
 def test_the_checks_report_a_task_whose_lockstep_block_differs_from_one_at_a_time(broken):
     cells = broken("BlockSeededColoring")
     conformance.check_same_episode(cells)  # deterministic
-    with pytest.raises(ConformanceError, match=r"alone and in lockstep with its block of 5 seeds gave different episodes.*column 'color'"):
+    with pytest.raises(
+        ConformanceError,
+        match=r"alone and in lockstep with its block of 5 seeds gave different episodes.*column 'color'",
+    ):
         conformance.check_lockstep(cells)
 
 
@@ -159,7 +167,9 @@ def test_the_checks_report_a_record_without_its_first_state(broken):
 
 def test_check_suite_reports_a_method_that_ignores_the_seed(monkeypatch):
     impl = registry.METHODS["random"].impls["loopbench"]
-    monkeypatch.setitem(registry.METHODS["random"].impls, "loopbench", dataclasses.replace(impl, target=f"{__name__}:SeedlessColorer"))
+    monkeypatch.setitem(
+        registry.METHODS["random"].impls, "loopbench", dataclasses.replace(impl, target=f"{__name__}:SeedlessColorer")
+    )
     with pytest.raises(ConformanceError, match=r"1 conformance problems:\n- seeds 0 and 1 gave the same episode"):
         conformance.check_suite("loopbench", methods=["random"])
 
@@ -169,7 +179,10 @@ def test_check_suite_reports_a_method_that_ignores_the_seed(monkeypatch):
 
 
 def test_every_report_table_and_chart_has_its_caption_in_the_package_that_writes_it():
-    owners = [("hivebench.report", COMMON_FILES), *((SUITE_PACKAGE_OF[s], suite.report_files) for s, suite in SUITE_OBJECTS.items())]
+    owners = [
+        ("hivebench.report", COMMON_FILES),
+        *((SUITE_PACKAGE_OF[s], suite.report_files) for s, suite in SUITE_OBJECTS.items()),
+    ]
     for package, names in owners:
         captioned = [name for name in names if name.endswith((".csv", ".png"))]
         assert captioned, package
@@ -187,7 +200,9 @@ def test_the_swarmbench_section_reads_the_cells_its_rule_declares_and_no_other(t
     source = str(REPO / "config/config.yaml")
     blocks = expand_blocks(load(source), source)["swarmbench"]
     declared = section_cells(SUITE_OBJECTS["swarmbench"], blocks)
-    assert len(declared) == 5 and all("/n8/s0.parquet" in path for path in declared)  # a frame per task: smallest N, first seed
+    assert len(declared) == 5 and all(
+        "/n8/s0.parquet" in path for path in declared
+    )  # a frame per task: smallest N, first seed
     played = tmp_path / "played"
     played.mkdir()
     monkeypatch.chdir(played)
@@ -200,11 +215,24 @@ def test_the_swarmbench_section_reads_the_cells_its_rule_declares_and_no_other(t
         shutil.copy2(path, inputs / path)
     monkeypatch.chdir(inputs)
     read, read_parquet = [], pd.read_parquet
-    monkeypatch.setattr(pd, "read_parquet", lambda path, *args, **kwargs: read.append(str(path)) or read_parquet(path, *args, **kwargs))
-    main([
-        "report-section", "--suite", "swarmbench", "--episodes", "results/swarmbench/episodes.parquet",
-        "--anchors", str(REPO / "config/anchors.yaml"), "--out", "reports/swarmbench/swarmbench", "--resamples", "100",
-    ])  # fmt: skip
+    monkeypatch.setattr(
+        pd, "read_parquet", lambda path, *args, **kwargs: read.append(str(path)) or read_parquet(path, *args, **kwargs)
+    )
+    main(
+        [
+            "report-section",
+            "--suite",
+            "swarmbench",
+            "--episodes",
+            "results/swarmbench/episodes.parquet",
+            "--anchors",
+            str(REPO / "config/anchors.yaml"),
+            "--out",
+            "reports/swarmbench/swarmbench",
+            "--resamples",
+            "100",
+        ]
+    )
     assert (inputs / "reports/swarmbench/swarmbench/swarmbench_episodes.png").stat().st_size > 10_000
     assert sorted(path for path in read if path.startswith("results/episodes/")) == sorted(declared)
 
@@ -248,11 +276,18 @@ def test_a_study_spanning_every_suite_runs_through_the_workflow(tmp_path):
         cells = section_cells(SUITE_OBJECTS[suite], blocks)
         assert all((tmp_path / path).is_file() for path in cells)
         assert set(cells) <= rule_inputs(dry_run, f"report_{suite}"), suite
-    assert section_cells(SUITE_OBJECTS["swarmbench"], blocks) == ["results/episodes/all/swarmbench/swarmbench/random/n5/s0.parquet"]
+    assert section_cells(SUITE_OBJECTS["swarmbench"], blocks) == [
+        "results/episodes/all/swarmbench/swarmbench/random/n5/s0.parquet"
+    ]
     snakemake(tmp_path, "--report", str(tmp_path / "report.html"))  # every suite's files have captions
     page = (tmp_path / "report.html").read_text()
-    owners = [("hivebench.report", COMMON_FILES), *((SUITE_PACKAGE_OF[s], suite.report_files) for s, suite in SUITE_OBJECTS.items())]
-    captions = [caption_file(package, name) for package, names in owners for name in names if name.endswith((".csv", ".png"))]
+    owners = [
+        ("hivebench.report", COMMON_FILES),
+        *((SUITE_PACKAGE_OF[s], suite.report_files) for s, suite in SUITE_OBJECTS.items()),
+    ]
+    captions = [
+        caption_file(package, name) for package, names in owners for name in names if name.endswith((".csv", ".png"))
+    ]
     assert len(captions) > len(SUITE_OBJECTS)
     for caption in captions:
         words = max(re.findall(r"[\w ,]+", caption.read_text()), key=len)  # its longest plain run of words

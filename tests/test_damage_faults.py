@@ -43,7 +43,9 @@ def finished(template: Path, tmp_path: Path) -> Path:
 
 
 def hivebench(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hivebench", *args, "config.yaml"], cwd=workdir, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "hivebench", *args, "config.yaml"], cwd=workdir, capture_output=True, text=True
+    )
 
 
 def status(workdir: Path) -> dict:
@@ -101,7 +103,9 @@ def test_a_changed_summary_in_a_cell_footer_is_found_named_and_redone(finished: 
     assert result.returncode == 1, result.stdout
     assert f"{CELLS}/random/n3/s2.parquet: " in result.stdout and "no damage" not in result.stdout
     report = status(finished)  # now status counts it, as Snakemake plans it
-    assert damaged(report) == 1 and any(line.startswith(f"{CELLS}/random/n3/s2.parquet: ") for line in report["problems"])
+    assert damaged(report) == 1 and any(
+        line.startswith(f"{CELLS}/random/n3/s2.parquet: ") for line in report["problems"]
+    )
     assert planned_jobs(finished)["episodes"] == 1
     snakemake(finished)
     assert episode_value(finished, 2, "proximity") == right
@@ -206,7 +210,17 @@ def test_a_snakemake_without_the_method_damage_reruns_through_is_refused_on_ever
         "import sys; from snakemake.cli import main; import snakemake.workflow as w; "
         "del w.Workflow._build_dag; sys.argv[0] = 'snakemake'; main()"
     )
-    args = ["-s", str(repo / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"), "--cores", "1", "-n"]
+    args = [
+        "-s",
+        str(repo / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(tmp_path / "config.yaml"),
+        "--cores",
+        "1",
+        "-n",
+    ]
     result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     assert result.returncode != 0
     assert "Workflow._build_dag, which Snakemake 9." in result.stderr + result.stdout

@@ -104,16 +104,40 @@ def test_cli_episode_from_flags_and_from_a_cell_json(config, tmp_path):
     path = write_config(tmp_path / "c.yaml", config)
     run = [sys.executable, "-m", "hivebench"]
     flags = subprocess.run(
-        run + ["episode", "-c", str(path), "--task", "cycle", "--method", "soft_fp", "--population", "5",
-               "--seed", "3", "--study", "tiny", "--out", str(tmp_path / "flags.parquet")],
-        capture_output=True, text=True, check=True,
+        run
+        + [
+            "episode",
+            "-c",
+            str(path),
+            "--task",
+            "cycle",
+            "--method",
+            "soft_fp",
+            "--population",
+            "5",
+            "--seed",
+            "3",
+            "--study",
+            "tiny",
+            "--out",
+            str(tmp_path / "flags.parquet"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     cells = subprocess.run(run + ["cells", "-c", str(path), "--json"], capture_output=True, text=True, check=True)
-    cell = next(c for c in map(json.loads, cells.stdout.splitlines())
-                if (c["method"]["name"], c["population"], c["seed"]) == ("soft_fp", 5, 3))
+    cell = next(
+        c
+        for c in map(json.loads, cells.stdout.splitlines())
+        if (c["method"]["name"], c["population"], c["seed"]) == ("soft_fp", 5, 3)
+    )
     (tmp_path / "cell.json").write_text(json.dumps(cell))
-    subprocess.run(run + ["episode", "--cell", str(tmp_path / "cell.json"), "--out", str(tmp_path / "json.parquet")],
-                   check=True, capture_output=True)
+    subprocess.run(
+        run + ["episode", "--cell", str(tmp_path / "cell.json"), "--out", str(tmp_path / "json.parquet")],
+        check=True,
+        capture_output=True,
+    )
     assert (tmp_path / "flags.parquet").read_bytes() == (tmp_path / "json.parquet").read_bytes()
     assert json.loads(flags.stdout)["graph"] == "C5"
 
@@ -124,7 +148,8 @@ def test_cli_episode_says_what_is_missing(config, tmp_path, missing):
     del args[missing]
     result = subprocess.run(
         [sys.executable, "-m", "hivebench", "episode", *[x for kv in args.items() for x in kv]],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode != 0 and missing in result.stderr
 
@@ -132,20 +157,39 @@ def test_cli_episode_says_what_is_missing(config, tmp_path, missing):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["episode", "-c", str(REPO / "config/config.yaml"), "--task", "cycle", "--method", "random",
-          "--population", "2", "--seed", "0"],
-         "a cycle needs at least 3 nodes, got 2"),
+        (
+            [
+                "episode",
+                "-c",
+                str(REPO / "config/config.yaml"),
+                "--task",
+                "cycle",
+                "--method",
+                "random",
+                "--population",
+                "2",
+                "--seed",
+                "0",
+            ],
+            "a cycle needs at least 3 nodes, got 2",
+        ),
         (["episode", "--cell", "-"], "the cell lacks format, method"),
         (["episode", "--cell", "missing.json"], "No such file"),
-        (["episode", "--task", "cycle", "--method", "random", "--population", "5", "--seed", "-1"],
-         "must be a non-negative integer"),
+        (
+            ["episode", "--task", "cycle", "--method", "random", "--population", "5", "--seed", "-1"],
+            "must be a non-negative integer",
+        ),
         (["report", "--episodes", "missing.parquet", "--out", "r"], "error: missing.parquet"),
     ],
 )
 def test_cli_errors_are_messages_not_tracebacks(tmp_path, args, message):
     result = subprocess.run(
-        [sys.executable, "-m", "hivebench", *args], input='{"bad": 1}', capture_output=True, text=True,
-        cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": ""},
+        [sys.executable, "-m", "hivebench", *args],
+        input='{"bad": 1}',
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**__import__("os").environ, "PYTHONPATH": ""},
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -154,8 +198,11 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path, args, message):
 def test_a_wrong_conf_best_is_an_error_not_a_proximity_above_100(config):
     from hivebench.engine.writer import run_episode
 
-    config["tasks"]["k4"] = {"kind": "coloring", "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
-                             "conf_best": 3}
+    config["tasks"]["k4"] = {
+        "kind": "coloring",
+        "graph": {"edges": [[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]},
+        "conf_best": 3,
+    }
     config["studies"]["tiny"]["tasks"] = ["k4"]
     with pytest.raises(ConfigError, match="tasks.k4.conf_best: 3 is wrong: the optimum is 2"):
         validate(config, "x.yaml")  # found before any job

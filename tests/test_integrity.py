@@ -95,8 +95,18 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monk
     config["studies"]["tiny"]["populations"] = [3001]
     config["methods"]["random"]["seeds_per_job"] = 10
     block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
-               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hivebench",
+        "episodes",
+        "--spec",
+        canonical_json(block.spec()),
+        "--summary",
+        block.summary_path,
+        "--record",
+        block.record_path,
+    ]
     job = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
     first = tmp_path / cell_path(next(block.cells()))
     deadline = time.monotonic() + 60
@@ -119,8 +129,18 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monk
 def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path):
     block = blocks[0]
     folder = Path(cell_path(next(block.cells()))).parent
-    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
-               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hivebench",
+        "episodes",
+        "--spec",
+        canonical_json(block.spec()),
+        "--summary",
+        block.summary_path,
+        "--record",
+        block.record_path,
+    ]
     with read_only(folder):
         result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 2
@@ -129,7 +149,9 @@ def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path)
         f"cannot write {folder}/s0.parquet: {'Operation not permitted' if os.geteuid() == 0 else 'Permission denied'}"
     ]
     record = json.loads(Path(block.record_path).read_text())
-    assert record["state"] == "failed" and record["exit"] == 2 and f"cannot write {folder}/s0.parquet" in record["error"]
+    assert (
+        record["state"] == "failed" and record["exit"] == 2 and f"cannot write {folder}/s0.parquet" in record["error"]
+    )
     report = status({"tiny": [block]}, {})
     assert report.rows[0]["failed"] == 5 and "failed (exit 2): [Errno" in report.problems[0]
 
@@ -188,8 +210,18 @@ def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_pat
     monkeypatch.chdir(tmp_path)
     config["studies"]["tiny"]["seeds"] = 3
     block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    command = [sys.executable, "-m", "hivebench", "episodes", "--spec", canonical_json(block.spec()),
-               "--summary", block.summary_path, "--record", block.record_path]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "hivebench",
+        "episodes",
+        "--spec",
+        canonical_json(block.spec()),
+        "--summary",
+        block.summary_path,
+        "--record",
+        block.record_path,
+    ]
     subprocess.run(command, check=True, capture_output=True)
     assert json.loads(Path(block.record_path).read_text())["seeds"] == [0, 1, 2]
     config["studies"]["tiny"]["seeds"] = 5  # the same aligned block of five seeds, grown
@@ -228,10 +260,12 @@ def change_summary(path: Path, copy: str = "arrow") -> None:
 
 @pytest.mark.parametrize(
     "copy,problem",
-    [("arrow", "its footer's two copies of its metadata differ"),
-     ("parquet", "its footer's two copies of its metadata differ"),
-     ("both", "its metadata (cell, summary, side-table hashes, columns) does not match its seal")],
-)  # fmt: skip
+    [
+        ("arrow", "its footer's two copies of its metadata differ"),
+        ("parquet", "its footer's two copies of its metadata differ"),
+        ("both", "its metadata (cell, summary, side-table hashes, columns) does not match its seal"),
+    ],
+)
 def test_a_changed_summary_in_a_footer_is_found_and_its_cell_redone(blocks, copy, problem):
     block = blocks[0]
     run(block)
@@ -259,8 +293,14 @@ def test_the_seal_covers_every_hivebench_key_and_the_columns():
 
     metadata = {CELL_KEY: b"{}", HASH_KEY: b"abc", SUMMARY_KEY: b'{"x": 1}', b"other": b"not covered"}
     columns = pa.schema([("agent", pa.int64()), ("color", pa.string())])
-    assert sealed(metadata, columns)[SEAL_KEY] != sealed(metadata, pa.schema([("agenT", pa.int64()), ("color", pa.string())]))[SEAL_KEY]
-    assert sealed(metadata, columns)[SEAL_KEY] != sealed(metadata, pa.schema([("agent", pa.int32()), ("color", pa.string())]))[SEAL_KEY]
+    assert (
+        sealed(metadata, columns)[SEAL_KEY]
+        != sealed(metadata, pa.schema([("agenT", pa.int64()), ("color", pa.string())]))[SEAL_KEY]
+    )
+    assert (
+        sealed(metadata, columns)[SEAL_KEY]
+        != sealed(metadata, pa.schema([("agent", pa.int32()), ("color", pa.string())]))[SEAL_KEY]
+    )
     assert sealed(metadata, columns)[SEAL_KEY] == sealed(metadata, columns.with_metadata({b"other": b"x"}))[SEAL_KEY]
     seal = sealed(metadata)[SEAL_KEY]
     assert sealed({**metadata, b"other": b"changed"})[SEAL_KEY] == seal
@@ -279,7 +319,9 @@ def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_r
     write_json({"state": "done", **job_cells(block.spec())}, block.record_path)
     assert block_damage(block) == {str(second): "holds another cell (its footer lacks the cell's hash)"}
     # A parameter change keeps the path, and the spec differs: the cells are stale (pending), not damage.
-    changed = Block({**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last)
+    changed = Block(
+        {**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last
+    )
     assert changed.summary_path == block.summary_path and block_damage(changed) == {}
 
 
@@ -290,7 +332,9 @@ def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
     block = agentsnet_study(rounds=2, populations=[8], seeds=2)[0]
     run(block)
     first, second = (cell_path(cell) for cell in block.cells())
-    keep_time(Path(side_path(first, "messages")), lambda p: p.write_bytes(Path(side_path(second, "messages")).read_bytes()))
+    keep_time(
+        Path(side_path(first, "messages")), lambda p: p.write_bytes(Path(side_path(second, "messages")).read_bytes())
+    )
     assert deep_damage(block) == {side_path(first, "messages"): "is not the side table its cell file was written with"}
 
 
@@ -320,17 +364,19 @@ def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):
 
 @pytest.mark.parametrize(
     "record",
-    [{"state": "done", "seeds": 5},
-     {"state": "done", "seeds": [0, "1"]},
-     {"state": "done", "seeds": [0, 1, 2, 3, 4], "hashes": [1, 2, 3, 4, 5]},  # its spec's hash is set below
-     {"state": "done", "hashes": "abc"},
-     {"damage": ["x"], "damage_summary_mtime_ns": 0},
-     {"damage": {"x": 1}},
-     {"damage_summary_mtime_ns": "now"},
-     {"state": ["failed"]},
-     {"state": "running", "pid": "12"},
-     ["not", "an", "object"]],
-)  # fmt: skip
+    [
+        {"state": "done", "seeds": 5},
+        {"state": "done", "seeds": [0, "1"]},
+        {"state": "done", "seeds": [0, 1, 2, 3, 4], "hashes": [1, 2, 3, 4, 5]},  # its spec's hash is set below
+        {"state": "done", "hashes": "abc"},
+        {"damage": ["x"], "damage_summary_mtime_ns": 0},
+        {"damage": {"x": 1}},
+        {"damage_summary_mtime_ns": "now"},
+        {"state": ["failed"]},
+        {"state": "running", "pid": "12"},
+        ["not", "an", "object"],
+    ],
+)
 def test_a_malformed_job_record_is_as_good_as_none(blocks, record):
     """Review of issue 21: a record edited by hand ("seeds": 5, an integer hash) raised TypeError or
     AttributeError in Block.damage, in every Snakemake run's parse."""
@@ -349,7 +395,9 @@ def verify_main(tmp_path: Path, config: dict) -> int:
     return cli.main(["verify", "config.yaml"])
 
 
-def test_verify_keeps_no_damage_of_files_a_job_wrote_again_while_it_read_them(config, blocks, tmp_path, monkeypatch, capsys):
+def test_verify_keeps_no_damage_of_files_a_job_wrote_again_while_it_read_them(
+    config, blocks, tmp_path, monkeypatch, capsys
+):
     """Review of issue 21: the summary's time was taken when the record was written, so damage found
     in the old files was attached to the summary a job had written meanwhile."""
     block = blocks[0]

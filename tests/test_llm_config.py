@@ -27,8 +27,16 @@ def problems_of(config: dict[str, Any], tmp_path: Path) -> str:
 
 def test_openai_method_without_its_key_fails_at_validation(config, tmp_path, monkeypatch):
     monkeypatch.delenv("HIVEBENCH_TEST_KEY", raising=False)
-    config = with_llm(config, backend="openai", model="gpt-4.1-nano", base_url="https://api.openai.com/v1", api_key_env="HIVEBENCH_TEST_KEY")
-    assert "methods.llm.api_key_env: the environment variable HIVEBENCH_TEST_KEY is not set" in problems_of(config, tmp_path)
+    config = with_llm(
+        config,
+        backend="openai",
+        model="gpt-4.1-nano",
+        base_url="https://api.openai.com/v1",
+        api_key_env="HIVEBENCH_TEST_KEY",
+    )
+    assert "methods.llm.api_key_env: the environment variable HIVEBENCH_TEST_KEY is not set" in problems_of(
+        config, tmp_path
+    )
     monkeypatch.setenv("HIVEBENCH_TEST_KEY", "sk-test-secret")
     loaded = load(write_config(tmp_path / "study.yaml", config))
     cells = [cell for blocks in all_blocks(loaded, tmp_path).values() for b in blocks for cell in b.cells()]
@@ -73,7 +81,9 @@ def test_method_seeds_replace_the_study_seeds_for_one_method(config, tmp_path):
 
 
 def test_initial_notes_from_a_file_are_inlined_so_an_edit_reruns_the_cell(config, tmp_path):
-    config = with_llm(config, backend="transformers", model="SmolLM2-135M-Instruct", initial_notes={"file": "notes.txt"})
+    config = with_llm(
+        config, backend="transformers", model="SmolLM2-135M-Instruct", initial_notes={"file": "notes.txt"}
+    )
 
     def llm_block(notes: str) -> Block:
         (tmp_path / "notes.txt").write_text(notes)

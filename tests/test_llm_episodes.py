@@ -28,12 +28,19 @@ def llm_config(model: Path, steps: int = 4, populations: tuple[int, ...] = (3,),
         {
             "tasks": {"cycle": {"kind": "coloring", "steps": steps}},
             "methods": {
-                "tiny": {"kind": "llm", "backend": "transformers", "model": str(model), "notes_chars": 30, "max_tokens": 64, **method}
+                "tiny": {
+                    "kind": "llm",
+                    "backend": "transformers",
+                    "model": str(model),
+                    "notes_chars": 30,
+                    "max_tokens": 64,
+                    **method,
+                }
             },
             "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": list(populations), "seeds": 2}},
         },
         "test",
-    )  # fmt: skip
+    )
 
 
 def first_cell(config: dict[str, Any], base: Path = Path(".")) -> dict[str, Any]:
@@ -73,7 +80,10 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp, mo
         for v in range(3):
             notes = table["notes"][3 * t + v]
             prompt = asked[3 * t + v].messages[-1]["content"]
-            ending = f'Your notes from last round: {notes or "(none yet)"}\nReply with only a JSON object: {{"color": <an integer from 0 to 1>, "notes": "<at most 30 characters>"}}'
+            ending = (
+                f"Your notes from last round: {notes or '(none yet)'}\nReply with only a JSON object: "
+                '{"color": <an integer from 0 to 1>, "notes": "<at most 30 characters>"}'
+            )
             assert prompt.endswith(ending), (t, v, notes, prompt)
     assert any(table["notes"][3:9]), "some notes to carry forward"
 
@@ -85,14 +95,24 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
         task.step(colors)
     views = task.observe()
     three = user_prompt(views, 1, 3)
-    assert "You are agent 1. Round 4 of 6." in three and "Now: you 1; agent 0: 0, agent 2: 0 (0 conflict with you)." in three
-    assert "start: you 0, neighbours 0 0; after round 1: you 0, neighbours 1 0; after round 2: you 1, neighbours 1 0." in three
+    assert (
+        "You are agent 1. Round 4 of 6." in three
+        and "Now: you 1; agent 0: 0, agent 2: 0 (0 conflict with you)." in three
+    )
+    assert (
+        "start: you 0, neighbours 0 0; after round 1: you 0, neighbours 1 0; after round 2: you 1, neighbours 1 0."
+        in three
+    )
     last = user_prompt(views, 1, 1)
     assert "Earlier (oldest first): after round 2: you 1, neighbours 1 0." in last and "start" not in last
     assert "Earlier" not in user_prompt(views, 1, 0)
     # the agent adds its notes (none yet: said so) and the notes field
-    system, turn = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(views, 1, "[NEW] hold after a flip")
-    assert turn["content"].startswith(three) and "Your notes from last round: [NEW] hold after a flip" in turn["content"]
+    system, turn = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(
+        views, 1, "[NEW] hold after a flip"
+    )
+    assert (
+        turn["content"].startswith(three) and "Your notes from last round: [NEW] hold after a flip" in turn["content"]
+    )
     assert system["content"].endswith(NOTES_RULE) and '"notes": "<at most 40 characters>"' in turn["content"]
     _, fresh = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(views, 1, "")
     assert "Your notes from last round: (none yet)" in fresh["content"]
@@ -105,7 +125,9 @@ def test_in_a_block_an_agent_reads_its_own_episode_with_ids_within_it():
     views, view = task.observe(), ColoringView()
     assert view.turn(views, 8, 3) == user_prompt(views, 8, 3)
     prompt = view.turn(views, 8, 3)  # agent 3 of the second episode
-    assert "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "start: you 0, neighbours 0 0" in prompt
+    assert (
+        "You are agent 3." in prompt and "agent 2: 0, agent 4: 1" in prompt and "start: you 0, neighbours 0 0" in prompt
+    )
     assert view.system(views, 8) == view.system(views, 0), "one task statement for every agent"
 
 
@@ -123,13 +145,19 @@ def test_full_history_is_a_chat_that_only_grows():
             assert chat[: len(previous)] == previous
             assert chat[len(previous)] == {"role": "assistant", "content": f"reply {t - 1}"}
             assert len(chat) == len(previous) + 2
-        assert chat[-1]["role"] == "user" and f"note {t}" in chat[-1]["content"] and "Earlier" not in chat[-1]["content"]
+        assert (
+            chat[-1]["role"] == "user" and f"note {t}" in chat[-1]["content"] and "Earlier" not in chat[-1]["content"]
+        )
         chats.replied(1, f"reply {t}")
         previous = chat
         task.step(views.colors)
     windowed = Chats(ColoringView(), {"history": 2, "notes_chars": 10, "tagged_notes": True})
     chat = windowed.chat(task.observe(), 1, "")
-    assert len(chat) == 2 and "[NEW]" in chat[0]["content"] and "Earlier (oldest first): after round 1" in chat[1]["content"]
+    assert (
+        len(chat) == 2
+        and "[NEW]" in chat[0]["content"]
+        and "Earlier (oldest first): after round 1" in chat[1]["content"]
+    )
 
 
 def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
@@ -267,12 +295,28 @@ def test_the_same_agent_plays_agentsnet_with_a_local_model_under_its_schemas(tin
     every message to a neighbour within the cap, every answer one of the agent's options."""
     config = validate(
         {
-            "tasks": {"t": {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 2, "message_chars": 12}},
-            "methods": {"tiny": {"kind": "llm", "backend": "transformers", "model": str(tiny_model), "notes_chars": 10, "max_tokens": 96}},
+            "tasks": {
+                "t": {
+                    "kind": "agentsnet",
+                    "problem": "matching",
+                    "family": "delaunay",
+                    "rounds": 2,
+                    "message_chars": 12,
+                }
+            },
+            "methods": {
+                "tiny": {
+                    "kind": "llm",
+                    "backend": "transformers",
+                    "model": str(tiny_model),
+                    "notes_chars": 10,
+                    "max_tokens": 96,
+                }
+            },
             "studies": {"s": {"tasks": ["t"], "methods": ["tiny"], "populations": [4], "seeds": 1}},
         },
         "test",
-    )  # fmt: skip
+    )
     cell = first_cell(config)
     summary = write_episode(cell, cell_path(cell))
     assert summary["llm_calls"] == summary["valid"] == 4 * 3  # R + 1 = 3 decisions per agent
@@ -295,10 +339,12 @@ def test_estimate_asks_the_agent_for_an_agentsnet_episode(tiny_model, in_tmp):
             "studies": {"s": {"tasks": ["t"], "methods": ["tiny"], "populations": [4, 8], "seeds": 3}},
         },
         "test",
-    )  # fmt: skip
+    )
     rows = estimate(study_blocks(config, "s", Path(".")))
     assert [(r.population, r.cells, r.calls) for r in rows] == [(4, 3, 3 * 4 * 4), (8, 3, 3 * 8 * 4)]
-    assert all(r.input_tokens > r.calls * 100 and not r.approximate for r in rows)  # real prompts, the model's tokenizer
+    assert all(
+        r.input_tokens > r.calls * 100 and not r.approximate for r in rows
+    )  # real prompts, the model's tokenizer
 
 
 def test_a_reply_with_a_lone_surrogate_is_invalid_not_a_crash_when_stored():
@@ -306,4 +352,4 @@ def test_a_reply_with_a_lone_surrogate_is_invalid_not_a_crash_when_stored():
 
     value, error = check('{"notes": "\\ud800"}', {"type": "object"})
     assert value is None and "lone surrogate" in error
-    assert check('{"notes": "\\ud83d\\ude00"}', {"type": "object"}) == ({"notes": "\U0001F600"}, None)  # a pair is text
+    assert check('{"notes": "\\ud83d\\ude00"}', {"type": "object"}) == ({"notes": "\U0001f600"}, None)  # a pair is text

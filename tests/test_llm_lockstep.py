@@ -46,7 +46,14 @@ def block(tmp_path: Path, suite: str, method: dict[str, Any], seeds: int) -> lis
 @pytest.mark.parametrize("suite", list(TASKS))
 def test_an_llm_block_asks_each_cell_what_it_asks_alone(tiny_model, tmp_path, monkeypatch, suite, history):
     monkeypatch.chdir(tmp_path)
-    method = {"kind": "llm", "backend": "transformers", "model": str(tiny_model), "notes_chars": 12, "max_tokens": 48, "history": history}
+    method = {
+        "kind": "llm",
+        "backend": "transformers",
+        "model": str(tiny_model),
+        "notes_chars": 12,
+        "max_tokens": 48,
+        "history": history,
+    }
     cells = block(tmp_path, suite, method, seeds=4)
     asked: list[int] = []
     complete = Decider.complete
@@ -77,7 +84,9 @@ def test_an_llm_block_asks_each_cell_what_it_asks_alone(tiny_model, tmp_path, mo
 
 def test_a_scripted_block_answers_every_episode_from_the_top_of_its_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "replies.jsonl").write_text("".join(json.dumps({"color": (i // 5) % 2, "notes": f"{i}"}) + "\n" for i in range(15)))
+    (tmp_path / "replies.jsonl").write_text(
+        "".join(json.dumps({"color": (i // 5) % 2, "notes": f"{i}"}) + "\n" for i in range(15))
+    )
     cells = block(tmp_path, "loopbench", {"kind": "llm", "backend": "scripted", "model": "replies.jsonl"}, seeds=3)
     together = play_block(copy.deepcopy(cells))
     assert all(same(play(cell), record) for cell, record in zip(cells, together))
@@ -92,4 +101,15 @@ def test_a_replay_block_reads_each_episodes_agents_by_their_ids_within_it(tmp_pa
     together = play_block(copy.deepcopy(cells))
     assert all(same(play(cell), record) for cell, record in zip(cells, together))
     # states 1 and 2 (an agent without a line keeps its colour)
-    assert [r.summary["replayed"] for r in together] == [2, 2, 2] and together[1].agents["color"].tolist()[5:15] == [0, 0, 0, 0, 1, 1, 0, 0, 0, 1]
+    assert [r.summary["replayed"] for r in together] == [2, 2, 2] and together[1].agents["color"].tolist()[5:15] == [
+        0,
+        0,
+        0,
+        0,
+        1,
+        1,
+        0,
+        0,
+        0,
+        1,
+    ]

@@ -20,19 +20,27 @@ def test_smollm2_episodes_through_snakemake(tmp_path: Path) -> None:
         "methods": {
             "random": {"kind": "random", "seeds_per_job": 10},
             "smollm2": {
-                "kind": "llm", "backend": "transformers", "model": "SmolLM2-135M-Instruct",
-                "history": 2, "notes_chars": 30, "max_tokens": 48, "seeds_per_job": 1,
+                "kind": "llm",
+                "backend": "transformers",
+                "model": "SmolLM2-135M-Instruct",
+                "history": 2,
+                "notes_chars": 30,
+                "max_tokens": 48,
+                "seeds_per_job": 1,
             },
         },
         "studies": {
             "llm": {
-                "tasks": ["cycle"], "methods": ["random", "smollm2"], "populations": [3], "seeds": 4,
+                "tasks": ["cycle"],
+                "methods": ["random", "smollm2"],
+                "populations": [3],
+                "seeds": 4,
                 "method_seeds": {"smollm2": 1},
             }
         },
         "prices": {"SmolLM2-135M-Instruct": {"input": 0.5, "output": 2.0}},
         "report": {"bootstrap_resamples": 200},
-    }  # fmt: skip
+    }
     write_config(tmp_path / "config.yaml", config)
     snakemake(tmp_path)
 

@@ -63,7 +63,9 @@ def test_neighbour_messages_arrive_next_round_cut_to_the_cap_and_counted():
     assert traffic["received"].tolist() == [[0, 0, 1, 1, 0, 0], [0, 1, 0, 0, 0, 0], [0] * 6]
     assert medium.counts(0) == {"messages": 2, "message_chars": 5, "truncated_messages": 1}
     assert medium.counts(1) == {"messages": 1, "message_chars": 2, "truncated_messages": 0}
-    assert medium.tables(1)["messages"].to_pylist() == [{"step": 0, "sender": 1, "receiver": 0, "size": 2, "text": "hi"}]
+    assert medium.tables(1)["messages"].to_pylist() == [
+        {"step": 0, "sender": 1, "receiver": 0, "size": 2, "text": "hi"}
+    ]
 
 
 def test_a_classical_outbox_over_every_edge_is_recorded_by_its_codes():
@@ -71,7 +73,17 @@ def test_a_classical_outbox_over_every_edge_is_recorded_by_its_codes():
     medium = NeighbourMessages(block, max_chars=3, last_round=[1])
     dictionary = texts("no", "yes")
     for step in range(2):
-        medium.send(step, Outbox(block.src, block.indices, payload=np.array([0, 1, 1]), codes=np.array([0, 1, 1]), dictionary=dictionary, per_sender=True))
+        medium.send(
+            step,
+            Outbox(
+                block.src,
+                block.indices,
+                payload=np.array([0, 1, 1]),
+                codes=np.array([0, 1, 1]),
+                dictionary=dictionary,
+                per_sender=True,
+            ),
+        )
         assert medium.deliver().payload.tolist() == [0, 1, 1]
     table = medium.tables(0)["messages"]
     assert callable(table) and table().column("text").to_pylist() == ["no", "yes", "yes", "yes"] * 2
@@ -91,7 +103,9 @@ def test_a_radius_broadcast_reaches_the_agents_near_the_sender_where_they_stand_
     assert medium.traffic(2)["sent"].tolist() == [[True, False, False, True, False, False], [False] * 6]
     assert medium.traffic(2)["received"].tolist() == [[0, 1, 0, 0, 0, 0], [0] * 6]
     assert medium.counts(0) == {"messages": 1, "truncated_messages": 1}
-    assert medium.tables(0)["messages"].to_pylist() == [{"step": 0, "sender": 0, "size": 3, "receivers": 1, "text": "hel"}]
+    assert medium.tables(0)["messages"].to_pylist() == [
+        {"step": 0, "sender": 0, "size": 3, "receivers": 1, "text": "hel"}
+    ]
     loud = RadiusBroadcast(Block(3, 1), radius=1, max_chars=3, to_sender=True)
     loud.send(0, Outbox(np.array([0]), np.array([-1]), texts("x")))
     assert loud.deliver((position[:3], present[:3])).receiver.tolist() == [0, 1]
@@ -105,10 +119,20 @@ def test_point_to_point_and_broadcast_deliver_to_neighbours_next_round():
     p2p = PointToPoint(block, ShardTexts(SHARDS), max_chars=4)
     p2p.send(0, exchange.Outbox(np.array([0, 1]), np.array([1, 2]), text=["hello", "hi"]))
     inbox = p2p.deliver()
-    assert (inbox.receiver.tolist(), inbox.sender.tolist(), [inbox.outbox.text[i] for i in inbox.message]) == ([1, 2], [0, 1], ["hell", "hi"])
+    assert (inbox.receiver.tolist(), inbox.sender.tolist(), [inbox.outbox.text[i] for i in inbox.message]) == (
+        [1, 2],
+        [0, 1],
+        ["hell", "hi"],
+    )
     with pytest.raises(ValueError, match="agent 0 sent a message to 2, not a neighbour"):
         p2p.send(1, exchange.Outbox(np.array([0]), np.array([2]), text=["x"]))
-    assert p2p.counts(0) == {"messages": 2, "deliveries": 2, "message_chars": 6, "truncated_messages": 1, "refused_writes": 0}
+    assert p2p.counts(0) == {
+        "messages": 2,
+        "deliveries": 2,
+        "message_chars": 6,
+        "truncated_messages": 1,
+        "refused_writes": 0,
+    }
     loud = Broadcast(block, ShardTexts(SHARDS), max_chars=30)
     loud.send(0, exchange.Outbox(np.array([1]), np.array([-1]), payload=np.array([[True, True, False]])))
     inbox = loud.deliver()
@@ -128,7 +152,13 @@ def test_the_shared_store_is_read_next_round_and_refuses_what_would_overflow_it(
     assert len(inbox.receiver) == 0 and inbox.outbox.keys == ["a"]  # the kept writes
     with pytest.raises(ValueError, match="wrote more than 1 keys"):
         store.send(1, exchange.Outbox(np.array([2, 2]), np.array([-1, -1]), text=["x", "y"], keys=["c", "d"]))
-    assert store.counts(0) == {"messages": 1, "deliveries": 0, "message_chars": 3, "truncated_messages": 0, "refused_writes": 1}
+    assert store.counts(0) == {
+        "messages": 1,
+        "deliveries": 0,
+        "message_chars": 3,
+        "truncated_messages": 0,
+        "refused_writes": 1,
+    }
 
 
 class PassThrough:
@@ -184,10 +214,16 @@ def wrapped(monkeypatch: pytest.MonkeyPatch, wrapper: type) -> list:
 
 
 TASKS = {
-    "agentsnet": [{"kind": "agentsnet", "problem": p, "family": "delaunay", "rounds": "paper"} for p in ("matching", "leader_election")],
+    "agentsnet": [
+        {"kind": "agentsnet", "problem": p, "family": "delaunay", "rounds": "paper"}
+        for p in ("matching", "leader_election")
+    ],
     "swarmbench": [{"kind": "swarmbench", "task": t, "rounds": 12} for t in ("pursuit", "foraging")],
     "silobench": [
-        *({"kind": "silobench", "task": "II-11", "protocol": p, "topology": "regular3", "rounds": 3} for p in ("p2p", "broadcast")),
+        *(
+            {"kind": "silobench", "task": "II-11", "protocol": p, "topology": "regular3", "rounds": 3}
+            for p in ("p2p", "broadcast")
+        ),
         {"kind": "silobench", "task": "II-11", "protocol": "store", "rounds": 2},
     ],
 }
@@ -197,7 +233,11 @@ METHODS = {"agentsnet": ["distributed", "random"], "swarmbench": ["heuristic"], 
 def blocks(suite: str) -> list[list[dict]]:
     tasks = {f"t{i}": task for i, task in enumerate(TASKS[suite])}
     methods = {m: {"kind": m} for m in METHODS[suite]}
-    config = {"tasks": tasks, "methods": methods, "studies": {"s": {"tasks": list(tasks), "methods": list(methods), "populations": [8], "seeds": 3}}}
+    config = {
+        "tasks": tasks,
+        "methods": methods,
+        "studies": {"s": {"tasks": list(tasks), "methods": list(methods), "populations": [8], "seeds": 3}},
+    }
     return [list(block.cells()) for block in expand_blocks(validate(config, "media.yaml"), "media.yaml")["s"]]
 
 
@@ -208,7 +248,9 @@ def test_a_medium_wrapped_in_one_that_passes_everything_through_plays_the_same_e
     for cells, before in zip(blocks(suite), plain):
         for a, b in zip(before, play_block(cells)):
             assert pa.table(a.agents).equals(pa.table(b.agents)) and a.summary == b.summary
-            assert a.tables.keys() == b.tables.keys() and all(stored(a.table(k)).equals(stored(b.table(k))) for k in a.tables)
+            assert a.tables.keys() == b.tables.keys() and all(
+                stored(a.table(k)).equals(stored(b.table(k))) for k in a.tables
+            )
     assert len(wrappers) == len(plain)  # one per block
 
 
@@ -216,5 +258,7 @@ def test_a_wrapper_changes_what_passes_and_adds_its_counts_without_touching_the_
     wrapped(monkeypatch, Silence)
     for cells in blocks("silobench"):
         for record in play_block(cells):
-            assert record.summary["messages"] == record.summary["deliveries"] == 0 and record.summary["held_messages"] > 0
+            assert (
+                record.summary["messages"] == record.summary["deliveries"] == 0 and record.summary["held_messages"] > 0
+            )
             assert record.table("messages").num_rows == 0 and not any(record.agents["received"])

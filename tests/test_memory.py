@@ -28,7 +28,8 @@ from hivebench.models.local import TransformersBackend, load_model
 path, rows = sys.argv[1], int(sys.argv[2])
 schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 32)
 system = {"role": "system", "content": "Agents on a cycle pick colours. " * 20}
-asked = [ChatRequest((system, {"role": "user", "content": f"You are agent {v}. " + "Round 1: you 0, neighbours 0 0. " * 20}), schema,
+turn = "Round 1: you 0, neighbours 0 0. " * 20
+asked = [ChatRequest((system, {"role": "user", "content": f"You are agent {v}. " + turn}), schema,
                      Sampling(1.0, 1.0, 48), v) for v in range(rows)]
 backend = TransformersBackend("m", path, dtype="bfloat16")
 _, tokenizer, _ = load_model(path, 1, "bfloat16")
@@ -54,7 +55,9 @@ def test_smollm2_peak_memory_is_within_its_estimate(smollm2: Path) -> None:
     0.92 and 1.78 GB, growth 0.86 GB; estimates 2.2 and 3.8 GB, growth 1.6 GB)."""
     batch_peaks, estimates = [], []
     for rows in (4, 48):
-        out = subprocess.run([sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True
+        )
         measured = json.loads(out.stdout.splitlines()[-1])
         estimate = memory_mb(model_config(smollm2), "bfloat16", rows, measured["longest"] + 48, keeps_states=False)
         assert measured["peak_mb"] <= estimate, (rows, measured, estimate)

@@ -75,7 +75,11 @@ def test_window_checks_the_number_of_states():
 
 
 def test_the_papers_outcome_measures():
-    assert scoring.outcomes(CONFLICTS, conf_best=1) == {"reached_optimum": 1.0, "first_optimal_step": 1.0, "final_optimal": 1.0}
+    assert scoring.outcomes(CONFLICTS, conf_best=1) == {
+        "reached_optimum": 1.0,
+        "first_optimal_step": 1.0,
+        "final_optimal": 1.0,
+    }
     never = scoring.outcomes(np.array([3, 3, 3]), conf_best=1)
     assert never["reached_optimum"] == 0.0 and never["final_optimal"] == 0.0 and math.isnan(never["first_optimal_step"])
     lost = scoring.outcomes(np.array([3, 3, 1, 3]), conf_best=1)  # broke the loop at step 2, fell back

@@ -14,7 +14,10 @@ from hivebench.models.local import TransformersBackend
 SCHEMA = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, notes_chars=40)
 
 
-def requests(n: int, sampling: Sampling = Sampling(temperature=1.0, top_p=1.0, max_tokens=64)) -> list[ChatRequest]:
+SAMPLING = Sampling(temperature=1.0, top_p=1.0, max_tokens=64)
+
+
+def requests(n: int, sampling: Sampling = SAMPLING) -> list[ChatRequest]:
     return [
         ChatRequest(
             (
@@ -88,8 +91,12 @@ def test_reused_kv_caches_give_the_replies_of_whole_prompts(tiny_model: Path) ->
         replies = [r.text for r in reusing.complete(asked, lambda i, r: None)]
         assert replies == [whole.complete([r], lambda i, x: None)[0].text for r in asked]
         chats = [
-            (*chat, {"role": "assistant", "content": reply}, {"role": "user", "content": f"Round {round_ + 2}. Neighbours: 1, {v % 2}."})
+            (
+                *chat,
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": f"Round {round_ + 2}. Neighbours: 1, {v % 2}."},
+            )
             for v, (chat, reply) in enumerate(zip(chats, replies))
-        ]  # fmt: skip
+        ]
     prompt_tokens = reusing.prefilled["reused"] + reusing.prefilled["computed"]
     assert whole.prefilled["reused"] == 0 and reusing.prefilled["reused"] > prompt_tokens / 2

@@ -41,15 +41,23 @@ def server_cell(base_url: str, steps: int = 3, n: int = 3, **method: Any) -> dic
             "tasks": {"cycle": {"kind": "coloring", "steps": steps}},
             "methods": {
                 "tiny": {
-                    "kind": "llm", "backend": "openai", "model": "tiny", "base_url": base_url,
-                    "notes_chars": 40, "max_tokens": 96, "history": "full",
-                    "timeout_s": 2, "max_retries": 4, "retry_total_s": 60, **method,
+                    "kind": "llm",
+                    "backend": "openai",
+                    "model": "tiny",
+                    "base_url": base_url,
+                    "notes_chars": 40,
+                    "max_tokens": 96,
+                    "history": "full",
+                    "timeout_s": 2,
+                    "max_retries": 4,
+                    "retry_total_s": 60,
+                    **method,
                 }
             },
             "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [n], "seeds": 1}},
         },
         "test",
-    )  # fmt: skip
+    )
     return next(study_blocks(config, "s", Path("."))[0].cells())
 
 
@@ -143,7 +151,9 @@ def test_server_refusing_json_schema_gets_json_mode_then_repair_then_fallback(
     assert modes == {"json_object"}
 
 
-def test_a_server_echoing_the_key_does_not_put_it_in_the_error(vllm_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_server_echoing_the_key_does_not_put_it_in_the_error(
+    vllm_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     secret = "sk-hivebench-echoed-0123456789"
     monkeypatch.setenv("HIVEBENCH_TEST_KEY", secret)
     proxy = FaultProxy(vllm_server, lambda number, body: "401-echo-key")
@@ -172,7 +182,10 @@ def test_a_malformed_response_is_an_invalid_reply_naming_server_and_cell(
     assert (summary["valid"], summary["repaired"], summary["fallback"], summary["llm_calls"]) == (4, 2, 0, 8)
     warnings = [r.getMessage() for r in caplog.records if "malformed" in r.getMessage()]
     assert len(warnings) == 2
-    assert f"cell {cell_path(cell).removesuffix('.parquet')}: {proxy.url} answered with a malformed response" in warnings[0]
+    assert (
+        f"cell {cell_path(cell).removesuffix('.parquet')}: {proxy.url} answered with a malformed response"
+        in warnings[0]
+    )
     modes = [json.loads(line)["result"]["mode"] for line in Path(calls_path(cell)).read_text().splitlines()]
     assert modes.count("malformed") == 2
 
@@ -180,8 +193,9 @@ def test_a_malformed_response_is_an_invalid_reply_naming_server_and_cell(
 def test_the_cache_replays_after_a_base_url_or_concurrency_change(
     vllm_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/llm-agents.md (Response cache): base URL, concurrency and retry settings are not in the cache key, so moving to
-    another server of the same model replays the cache (the cell reruns, but without a call)."""
+    """docs/llm-agents.md (Response cache): base URL, concurrency and retry settings are not in the cache
+    key, so moving to another server of the same model replays the cache (the cell reruns, but without
+    a call)."""
     monkeypatch.chdir(tmp_path)
     first, second = FaultProxy(vllm_server), FaultProxy(vllm_server)
     try:

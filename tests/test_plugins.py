@@ -41,22 +41,45 @@ def coin_config() -> dict:
             "flocking": {"kind": "swarmbench", "task": "flocking", "rounds": 5},
             "silo": {"kind": "silobench", "task": "I-09", "rounds": 3},
         },
-        "methods": {"coin": {"kind": "coin", "p": 0.8, "seeds_per_job": 2}, "random": {"kind": "random", "seeds_per_job": 2}},
-        "studies": {"plug": {"tasks": ["cycle", "consensus", "flocking", "silo"], "methods": ["random", "coin"], "populations": [4], "seeds": 2}},
+        "methods": {
+            "coin": {"kind": "coin", "p": 0.8, "seeds_per_job": 2},
+            "random": {"kind": "random", "seeds_per_job": 2},
+        },
+        "studies": {
+            "plug": {
+                "tasks": ["cycle", "consensus", "flocking", "silo"],
+                "methods": ["random", "coin"],
+                "populations": [4],
+                "seeds": 2,
+            }
+        },
         "report": {"bootstrap_resamples": 200},
     }
 
 
 def test_hivebench_itself_does_not_name_the_plugin():
-    named = subprocess.run(["grep", "-rlw", "coin", str(REPO / "src" / "hivebench"), str(REPO / "rules")], capture_output=True, text=True)
+    named = subprocess.run(
+        ["grep", "-rlw", "coin", str(REPO / "src" / "hivebench"), str(REPO / "rules")], capture_output=True, text=True
+    )
     assert named.stdout == "" and "coin" not in registry.METHODS
 
 
 @pytest.mark.workflow
 def test_an_installed_method_runs_a_study_on_every_suite_through_the_workflow(site, tmp_path):
     write_config(tmp_path / "config.yaml", coin_config())
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-               "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(tmp_path / "config.yaml"),
+        "--cores",
+        "2",
+    ]
     run = subprocess.run(command, capture_output=True, text=True, env=with_site(site))
     assert run.returncode == 0, run.stderr[-3000:]
     episodes = pd.read_parquet(tmp_path / "results/plug/episodes.parquet")
@@ -72,7 +95,12 @@ def test_its_parameters_are_validated_by_its_own_schema_fragment(site, tmp_path)
     config = coin_config()
     config["methods"]["coin"]["p"] = 1.5
     write_config(tmp_path / "config.yaml", config)
-    run = subprocess.run([sys.executable, "-m", "hivebench.cli", "validate", str(tmp_path / "config.yaml")], capture_output=True, text=True, env=with_site(site))
+    run = subprocess.run(
+        [sys.executable, "-m", "hivebench.cli", "validate", str(tmp_path / "config.yaml")],
+        capture_output=True,
+        text=True,
+        env=with_site(site),
+    )
     assert run.returncode != 0 and "methods.coin.p: 1.5 is greater than the maximum of 1" in run.stderr
 
 
@@ -82,5 +110,7 @@ def test_an_entry_point_that_takes_a_registered_name_is_refused(tmp_path, monkey
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: impostor\nVersion: 0.1\n")
     (info / "entry_points.txt").write_text("[hivebench.methods]\nllm = impostor\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(RuntimeError, match="the entry point 'llm' = 'impostor' .* already registered by hivebench.agents.llm"):
+    with pytest.raises(
+        RuntimeError, match="the entry point 'llm' = 'impostor' .* already registered by hivebench.agents.llm"
+    ):
         registry._packages(registry.METHOD_PACKAGES, registry.METHOD_GROUP)

@@ -24,18 +24,42 @@ def test_names_from_config_are_escaped_in_the_report(tmp_path):
     for method in ("plain", HOSTILE):
         for seed in range(6):
             conflicts = list(rng.integers(1, 4, size=6))
-            rows.append({
-                "study": "s<b>", "suite": "loopbench", "task": "cycle", "method": method, "population": 5,
-                "seed": seed, "graph": "C5", "proximity": float(rng.uniform(0, 100)),
-                "stability": float(rng.uniform(0, 100)), "conflicts": conflicts,
-                "reached_optimum": 1.0, "final_optimal": 0.0, "first_optimal_step": 2.0,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "study": "s<b>",
+                    "suite": "loopbench",
+                    "task": "cycle",
+                    "method": method,
+                    "population": 5,
+                    "seed": seed,
+                    "graph": "C5",
+                    "proximity": float(rng.uniform(0, 100)),
+                    "stability": float(rng.uniform(0, 100)),
+                    "conflicts": conflicts,
+                    "reached_optimum": 1.0,
+                    "final_optimal": 0.0,
+                    "first_optimal_step": 2.0,
+                }
+            )
     episodes = pd.DataFrame(rows)
     episodes.to_parquet(tmp_path / "episodes.parquet")
     score_table(episodes, 200, 0.95, 0, {}).to_parquet(tmp_path / "scores.parquet")
     spec = {"reference": "plain"}
     contrast_table(episodes, spec, ["proximity"], 200, 0.95, 0).to_parquet(tmp_path / "contrasts.parquet")
-    assert main(["report", "--episodes", str(tmp_path / "episodes.parquet"), "--out", str(tmp_path / "r"), "--resamples", "200"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--episodes",
+                str(tmp_path / "episodes.parquet"),
+                "--out",
+                str(tmp_path / "r"),
+                "--resamples",
+                "200",
+            ]
+        )
+        == 0
+    )
     page = (tmp_path / "r" / "index.html").read_text()
     assert HOSTILE not in page and "<b>" not in page
     assert "&lt;script&gt;" in page and "s&lt;b&gt;" in page
@@ -49,7 +73,9 @@ def test_model_written_text_never_reaches_a_report_unescaped(tmp_path):
     play all the same: each LLM cell's agent and message tables, which a report would read for it,
     hold it verbatim."""
     n, rounds = 4, 2
-    replies = [{"broadcast": HOSTILE, "notes": HOSTILE}] * (n * rounds) + [{"answer": HOSTILE, "notes": f"'{HOSTILE}'"}] * n
+    replies = [{"broadcast": HOSTILE, "notes": HOSTILE}] * (n * rounds) + [
+        {"answer": HOSTILE, "notes": f"'{HOSTILE}'"}
+    ] * n
     config = {
         "tasks": {"silo": {"kind": "silobench", "task": "I-09", "protocol": "broadcast", "rounds": rounds}},
         "methods": {

@@ -13,7 +13,9 @@ from hivebench.suites.loopbench import scoring
 SEEDS = [3, 17, 404]
 
 
-def own_draws(seeds: list[int], kind: str, sizes_per_episode: list[list[int]], low: int = 0, high: int = 5) -> list[np.ndarray]:
+def own_draws(
+    seeds: list[int], kind: str, sizes_per_episode: list[list[int]], low: int = 0, high: int = 5
+) -> list[np.ndarray]:
     """Each episode's numbers drawn straight from its own stream, one call per draw."""
     out = []
     for seed, sizes in zip(seeds, sizes_per_episode):

@@ -14,12 +14,13 @@ import json
 import re
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from decimal import ROUND_HALF_EVEN, Context, Decimal, localcontext
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from itertools import chain, groupby
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -221,7 +222,10 @@ def kmeans_iteration(shards: list, public: dict) -> list[list[float]]:
         p = [two_decimals(c) for c in point]
         distances = [(p[0] - c[0]) ** 2 + (p[1] - c[1]) ** 2 for c in centroids]
         groups[distances.index(min(distances))].append(p)  # index(): the first centroid on a tie
-    moved = [[statistics.mean(axis) for axis in zip(*group)] if group else centroid for group, centroid in zip(groups, centroids)]
+    moved = [
+        [statistics.mean(axis) for axis in zip(*group)] if group else centroid
+        for group, centroid in zip(groups, centroids)
+    ]
     return [[half_even(c, 2) for c in centroid] for centroid in moved]
 
 
@@ -268,10 +272,15 @@ def matrix_multiply(shards: list, public: dict) -> list[list[int]]:
 
 
 IDS = [entry.id for entry in TASKS]
-SHARE = {"II-11": 15, "II-14": 10, "II-20": 5, "III-21": 20}  # the entries of its own answer each segmented statement names
+SHARE = {
+    "II-11": 15,
+    "II-14": 10,
+    "II-20": 5,
+    "III-21": 20,
+}  # the entries of its own answer each segmented statement names
 
 
-@lru_cache(maxsize=None)
+@cache
 def _whole(task: str, n: int, seed: int) -> str:
     inst = instance(task, n, seed)
     return as_json(ORACLES[task](list(inst.shards), inst.public))
@@ -312,13 +321,25 @@ def test_the_solver_agrees_with_the_oracle_on_generated_instances(task):
 
 def _public(n: int) -> dict[str, dict]:
     return {
-        "I-05": {"low": 100, "high": 500}, "I-08": {"top": 15 * n - 1}, "I-09": {"k": 10},
-        "II-11": {"items": 15 * n}, "II-12": {"items": 15 * n - 2}, "II-14": {"steps": 5, "items": 10 * n},
-        "II-17": {"items": 15 * n - 1}, "II-18": {"nodes": 8 * n}, "II-20": {"items": 5 * n}, "III-21": {"items": 20 * n},
-        "III-22": {"items": 25 * n, "index": 25 * n // 2}, "III-23": {"last_node": 10 * n - 1, "nodes": 10 * n},
-        "III-24": {"last_node": 8 * n - 1, "nodes": 8 * n}, "III-26": {"top": 15 * n - 1}, "III-27": {"users": 3 * n},
-        "III-28": {"last_node": 8 * n - 1, "nodes": 8 * n}, "III-29": {"tasks": 20 * n, "machines": n}, "III-30": {"dim": n},
-    }  # fmt: skip
+        "I-05": {"low": 100, "high": 500},
+        "I-08": {"top": 15 * n - 1},
+        "I-09": {"k": 10},
+        "II-11": {"items": 15 * n},
+        "II-12": {"items": 15 * n - 2},
+        "II-14": {"steps": 5, "items": 10 * n},
+        "II-17": {"items": 15 * n - 1},
+        "II-18": {"nodes": 8 * n},
+        "II-20": {"items": 5 * n},
+        "III-21": {"items": 20 * n},
+        "III-22": {"items": 25 * n, "index": 25 * n // 2},
+        "III-23": {"last_node": 10 * n - 1, "nodes": 10 * n},
+        "III-24": {"last_node": 8 * n - 1, "nodes": 8 * n},
+        "III-26": {"top": 15 * n - 1},
+        "III-27": {"users": 3 * n},
+        "III-28": {"last_node": 8 * n - 1, "nodes": 8 * n},
+        "III-29": {"tasks": 20 * n, "machines": n},
+        "III-30": {"dim": n},
+    }
 
 
 @pytest.mark.parametrize("n", [2, 5])
@@ -376,8 +397,13 @@ CASES = [
     ("II-16", [[3, 0, 2], [0, 4]], {}, 7, "water across a boundary"),
     ("II-16", [[0, 1, 0], [2, 1, 0, 1, 3]], {}, 5, "bounded by the lower side"),
     ("II-17", [[5, 3], [10]], {}, [-2, 7], "x_j - x_{j-1}, not its negative"),
-    ("II-18", [[{"id": 0, "next": 1}], [{"id": 1, "next": -1}, {"id": 2, "next": 0}]], {"head": 2, "nodes": 3},
-     {"2": 0, "0": 1, "1": 2}, "ranks from the head, not from the ids"),
+    (
+        "II-18",
+        [[{"id": 0, "next": 1}], [{"id": 1, "next": -1}, {"id": 2, "next": 0}]],
+        {"head": 2, "nodes": 3},
+        {"2": 0, "0": 1, "1": 2},
+        "ranks from the head, not from the ids",
+    ),
     ("II-19", [[1, 1], [1, 2, 2], [3]], {}, [1, 2, 3], "runs across boundaries"),
     ("II-20", [["ab"], ["c"]], {}, [195, 195 ^ 99], "h starts at 0, XOR with the previous"),
     ("II-20", [[LONE[0]], [LONE[1]]], {}, [1808, 0], "the outer mod 10000 (8192 XOR 1808 = 10000)"),
@@ -385,29 +411,71 @@ CASES = [
     ("III-22", [[4, 1], [3, 2]], {"index": 2}, 3, "the entry at index 2 of 4: the upper middle"),
     ("III-22", [[5, 1], [3]], {"index": 1}, 3, "the entry at index 1 of 3"),
     ("III-23", [[[0, 1], [1, 0]], [[2, 3]]], {"nodes": 5}, 3, "an edge held twice; an isolated node counts"),
-    ("III-24", [[[1, 0], [2, 1]], [[3, 4]]], {"nodes": 6}, {"0": 0, "1": 1, "2": 2, "3": -1, "4": -1, "5": -1},
-     "undirected; -1 unreachable"),
-    ("III-25", [[[1.0, 0.0], [0.01, 0.01]], [[9.99, 10.0]]], KM, [[0.5, 0.0], [2.0, 0.0], [9.99, 10.0]],
-     "[1, 0] is as near centroid 1 as 0 (it goes to 0); means 0.505, 0.005 go half to even; centroid 1 stays"),
+    (
+        "III-24",
+        [[[1, 0], [2, 1]], [[3, 4]]],
+        {"nodes": 6},
+        {"0": 0, "1": 1, "2": 2, "3": -1, "4": -1, "5": -1},
+        "undirected; -1 unreachable",
+    ),
+    (
+        "III-25",
+        [[[1.0, 0.0], [0.01, 0.01]], [[9.99, 10.0]]],
+        KM,
+        [[0.5, 0.0], [2.0, 0.0], [9.99, 10.0]],
+        "[1, 0] is as near centroid 1 as 0 (it goes to 0); means 0.505, 0.005 go half to even; centroid 1 stays",
+    ),
     ("III-26", [[1, 1], [2, 1, 2]], {"top": 2}, 2, "repeats within and across shards"),
-    ("III-27", [USERS, ITEMS], {"users": 2}, [[2, 3, 0.5], [2, 7, 0.5], [10, 3, 0.5]],
-     "four pairs score 0.5: lower user id (2 before 10, as numbers), then lower item id"),
-    ("III-27", [{"users": {"0": [0.12, 0.5, 0, 0, 0]}, "items": {}}, ITEMS], {"users": 1}, [[0, 1, 0.09], [0, 3, 0.06], [0, 7, 0.06]],
-     "scores 0.09 (0.03 + 0.06), 0.06, 0.06: highest first"),
+    (
+        "III-27",
+        [USERS, ITEMS],
+        {"users": 2},
+        [[2, 3, 0.5], [2, 7, 0.5], [10, 3, 0.5]],
+        "four pairs score 0.5: lower user id (2 before 10, as numbers), then lower item id",
+    ),
+    (
+        "III-27",
+        [{"users": {"0": [0.12, 0.5, 0, 0, 0]}, "items": {}}, ITEMS],
+        {"users": 1},
+        [[0, 1, 0.09], [0, 3, 0.06], [0, 7, 0.06]],
+        "scores 0.09 (0.03 + 0.06), 0.06, 0.06: highest first",
+    ),
     ("III-28", [[[0, 1]]], {"nodes": 2}, {"0": 0.075, "1": 0.5}, "the rank of a node without out-edges is lost"),
     ("III-28", [[], []], {"nodes": 96}, PAGE_96, "0.0015625: half to even gives 0.001562, half up 0.001563"),
-    ("III-28", [[[0, 1], [0, 2]], [[2, 1]]], {"nodes": 3}, {"0": 0.05, "1": 0.475, "2": 0.191667},
-     "0.05 + 0.85 (1/6 + 1/3) for node 1, 0.05 + 0.85 / 6 = 0.1916666... for node 2"),
-    ("III-29", [[{"id": 0, "duration": 1}, {"id": 1, "duration": 1}], [{"id": 2, "duration": 2}]], {"machines": 2},
-     {"max_load": 2, "min_load": 2, "variance": 0.0}, "longest first: 2, then 1 and 1 on the other machine"),
-    ("III-29", LPT_16, {"machines": 16}, {"max_load": 6, "min_load": 0, "variance": 2.12},
-     "loads 6, 1, 1 and 13 zeros: variance 2.125, half to even 2.12"),
-    ("III-30", [{"row": 1, "a": [3, 4], "b": [7, 8]}, {"row": 0, "a": [1, 2], "b": [5, 6]}], {"dim": 2},
-     [[19, 22], [43, 50]], "rows placed by their number, C = A B not B A"),
-]  # fmt: skip
+    (
+        "III-28",
+        [[[0, 1], [0, 2]], [[2, 1]]],
+        {"nodes": 3},
+        {"0": 0.05, "1": 0.475, "2": 0.191667},
+        "0.05 + 0.85 (1/6 + 1/3) for node 1, 0.05 + 0.85 / 6 = 0.1916666... for node 2",
+    ),
+    (
+        "III-29",
+        [[{"id": 0, "duration": 1}, {"id": 1, "duration": 1}], [{"id": 2, "duration": 2}]],
+        {"machines": 2},
+        {"max_load": 2, "min_load": 2, "variance": 0.0},
+        "longest first: 2, then 1 and 1 on the other machine",
+    ),
+    (
+        "III-29",
+        LPT_16,
+        {"machines": 16},
+        {"max_load": 6, "min_load": 0, "variance": 2.12},
+        "loads 6, 1, 1 and 13 zeros: variance 2.125, half to even 2.12",
+    ),
+    (
+        "III-30",
+        [{"row": 1, "a": [3, 4], "b": [7, 8]}, {"row": 0, "a": [1, 2], "b": [5, 6]}],
+        {"dim": 2},
+        [[19, 22], [43, 50]],
+        "rows placed by their number, C = A B not B A",
+    ),
+]
 
 
-@pytest.mark.parametrize(("task", "shards", "public", "expected", "rule"), CASES, ids=[f"{c[0]}: {c[4]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("task", "shards", "public", "expected", "rule"), CASES, ids=[f"{c[0]}: {c[4]}" for c in CASES]
+)
 def test_each_rule_on_a_hand_worked_instance(task, shards, public, expected, rule):
     assert as_json(ORACLES[task](shards, public)) == as_json(expected), "the oracle"
     assert as_json(PROBLEMS[task].solve(shards, public)) == as_json(expected), "the solver"
@@ -417,12 +485,15 @@ def test_every_task_has_a_hand_worked_instance():
     assert {case[0] for case in CASES} == set(IDS)
 
 
-@pytest.mark.parametrize(("task", "shards", "public", "owns"), [
-    ("II-11", [[1, 2], [3], [4, 5]], {}, [[1, 3], [6], [10, 15]]),
-    ("II-14", [[0, 1, 0], [0, 0]], {"steps": 1}, [[1, 1, 1], [0, 0]]),
-    ("II-20", [["ab"], ["c"]], {}, [[195], [195 ^ 99]]),
-    ("III-21", [[3, 1], [2, 2]], {}, [[1, 2], [2, 3]]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("task", "shards", "public", "owns"),
+    [
+        ("II-11", [[1, 2], [3], [4, 5]], {}, [[1, 3], [6], [10, 15]]),
+        ("II-14", [[0, 1, 0], [0, 0]], {"steps": 1}, [[1, 1, 1], [0, 0]]),
+        ("II-20", [["ab"], ["c"]], {}, [[195], [195 ^ 99]]),
+        ("III-21", [[3, 1], [2, 2]], {}, [[1, 2], [2, 3]]),
+    ],
+)
 def test_a_segmented_task_expects_from_each_agent_its_own_shards_positions(task, shards, public, owns):
     inst = Instance(task, len(shards), tuple(shards), public, PROBLEMS[task].solve(shards, public))
     assert [inst.expected(v) for v in range(len(shards))] == owns

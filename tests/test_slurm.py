@@ -37,15 +37,28 @@ def study(workdir: Path, llm: bool = True) -> Path:
             "random": {"kind": "random", "seeds_per_job": 3},
             "soft_fp": {"kind": "soft_fp", "p": 0.3, "seeds_per_job": 3},
             "smollm2": {
-                "kind": "llm", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "history": 1,
-                "notes_chars": 16, "max_tokens": 40, "dtype": "bfloat16", "seeds_per_job": 1,
+                "kind": "llm",
+                "backend": "transformers",
+                "model": "SmolLM2-135M-Instruct",
+                "history": 1,
+                "notes_chars": 16,
+                "max_tokens": 40,
+                "dtype": "bfloat16",
+                "seeds_per_job": 1,
                 "resources": {"runtime": 20, "mem_mb": 3000},
             },
         },
-        "studies": {"s": {"tasks": ["cycle"], "methods": ["random", "soft_fp", "smollm2"], "populations": [3],
-                          "seeds": 3, "method_seeds": {"smollm2": 1}}},
+        "studies": {
+            "s": {
+                "tasks": ["cycle"],
+                "methods": ["random", "soft_fp", "smollm2"],
+                "populations": [3],
+                "seeds": 3,
+                "method_seeds": {"smollm2": 1},
+            }
+        },
         "report": {"bootstrap_resamples": 200},
-    }  # fmt: skip
+    }
     if not llm:
         del config["methods"]["smollm2"], config["studies"]["s"]["method_seeds"]
         config["studies"]["s"]["methods"].remove("smollm2")
@@ -54,13 +67,25 @@ def study(workdir: Path, llm: bool = True) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-               "--configfile", str(workdir / "config.yaml"), *args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
 def cell_files(workdir: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(workdir)): p.read_bytes() for p in sorted((workdir / "results/episodes").rglob("s*.parquet"))}
+    return {
+        str(p.relative_to(workdir)): p.read_bytes() for p in sorted((workdir / "results/episodes").rglob("s*.parquet"))
+    }
 
 
 def test_a_study_through_slurm_equals_a_local_run(slurm: Path, tmp_path: Path) -> None:
@@ -91,14 +116,29 @@ def test_a_cancelled_job_is_resubmitted_and_leaves_no_partial_file(slurm: Path, 
     work = tmp_path / "cancel"
     study(work, llm=False)
     process = subprocess.Popen(
-        [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(work),
-         "--configfile", str(work / "config.yaml"), "--profile", str(REPO / "profiles/slurm")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "-s",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(work),
+            "--configfile",
+            str(work / "config.yaml"),
+            "--profile",
+            str(REPO / "profiles/slurm"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     cancelled = None
     deadline = time.monotonic() + 300
     while cancelled is None and time.monotonic() < deadline and process.poll() is None:
-        running = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"], capture_output=True, text=True).stdout.split()
+        running = subprocess.run(
+            ["squeue", "-h", "-t", "RUNNING", "-o", "%i"], capture_output=True, text=True
+        ).stdout.split()
         if running:
             cancelled = running[0]
             subprocess.run(["scancel", cancelled], check=True)

@@ -52,14 +52,19 @@ def episodes(a: np.ndarray, b: np.ndarray, populations: np.ndarray | None = None
     populations = np.full(n, 5) if populations is None else populations
     rows = []
     for method, values in (("A", a), ("B", b)):
-        rows += [{"suite": "s", "task": "t", "population": p, "seed": i, "method": method, "m": v} for i, (p, v) in enumerate(zip(populations, values))]
+        rows += [
+            {"suite": "s", "task": "t", "population": p, "seed": i, "method": method, "m": v}
+            for i, (p, v) in enumerate(zip(populations, values))
+        ]
     return pd.DataFrame(rows)
 
 
 def test_a_constant_shift_has_a_zero_width_interval():
     base = np.random.default_rng(0).normal(size=30) * 10
     result = paired_contrast(episodes(base + 3, base), "m", "A", "B", None, 2000, 0.95, 0)
-    assert result["estimate"] == pytest.approx(3) and result["lo"] == pytest.approx(3) and result["hi"] == pytest.approx(3)
+    assert (
+        result["estimate"] == pytest.approx(3) and result["lo"] == pytest.approx(3) and result["hi"] == pytest.approx(3)
+    )
     assert (result["n_units"], result["dropped_units"]) == (30, 0)
 
 
@@ -113,7 +118,9 @@ def test_hierarchical_interval_is_wider_when_training_seeds_vary():
     flat_values = noise
     varied = noise + rng.normal(0, 2, (replicates, 1, 1))  # each training seed shifts all its episodes
     _, hier = hierarchical_bootstrap(varied, 4000, seed=0)
-    _, flat = stratified_bootstrap(varied.reshape(-1, 1), np.tile(np.repeat(np.arange(strata), units), replicates), None, 4000, seed=0)
+    _, flat = stratified_bootstrap(
+        varied.reshape(-1, 1), np.tile(np.repeat(np.arange(strata), units), replicates), None, 4000, seed=0
+    )
     assert np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) > 2 * np.ptp(np.percentile(flat[:, 0], [2.5, 97.5]))
     _, steady = hierarchical_bootstrap(flat_values, 4000, seed=0)
     assert np.ptp(np.percentile(steady[:, 0], [2.5, 97.5])) < np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) / 2
@@ -131,7 +138,9 @@ def test_a_missing_anchor_is_an_error_not_one(tmp_path):
     (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2}}}")
     with pytest.raises(ValueError, match="needs value and provenance"):
         load_anchors(tmp_path / "a.yaml")
-    (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2, provenance: x}, 16: {value: 7, provenance: y}}}")
+    (tmp_path / "a.yaml").write_text(
+        "swarmbench: {pursuit: {8: {value: 6.2, provenance: x}, 16: {value: 7, provenance: y}}}"
+    )
     with pytest.raises(ValueError, match="one anchor per task, frozen at one population .* got N = 8, 16"):
         load_anchors(tmp_path / "a.yaml")
 
@@ -140,10 +149,16 @@ def test_an_anchor_frozen_at_one_population_normalises_every_population():
     """The Waggle aggregate divides by the N = 8 anchor at every N (it used to stop at N != 8)."""
     from conftest import REPO
 
-    episodes = pd.DataFrame({
-        "suite": "swarmbench", "task": "chase", "swarm_task": "pursuit", "method": "m",
-        "population": [8, 8, 64, 64], "score": [6.2, 6.2, 12.4, 12.4],
-    })  # fmt: skip
+    episodes = pd.DataFrame(
+        {
+            "suite": "swarmbench",
+            "task": "chase",
+            "swarm_task": "pursuit",
+            "method": "m",
+            "population": [8, 8, 64, 64],
+            "score": [6.2, 6.2, 12.4, 12.4],
+        }
+    )
     table = score_table(episodes, 200, 0.95, 0, load_anchors(REPO / "config/anchors.yaml"))
     assert table.set_index("population")["normalised_mean"].to_dict() == pytest.approx({8: 1.0, 64: 2.0})
     flocking = score_table(episodes.assign(swarm_task="flocking"), 200, 0.95, 0, {})
@@ -154,8 +169,10 @@ def test_units_are_the_ones_that_ran_not_the_product_of_their_keys():
     # Two fixed graphs of different sizes: (t1, N=10) and (t2, N=20) exist, (t1, 20) and (t2, 10) do not.
     rows = [
         {"suite": "s", "task": task, "population": n, "seed": seed, "method": method, "m": float(seed)}
-        for task, n in (("t1", 10), ("t2", 20)) for seed in range(5) for method in ("A", "B")
-    ]  # fmt: skip
+        for task, n in (("t1", 10), ("t2", 20))
+        for seed in range(5)
+        for method in ("A", "B")
+    ]
     result = paired_contrast(pd.DataFrame(rows), "m", "A", "B", None, 200, 0.95, 0)
     assert (result["n_units"], result["dropped_units"]) == (10, 0)
 
@@ -173,8 +190,16 @@ def test_contrasts_naming_a_method_that_did_not_run_are_an_error():
 def test_a_study_of_one_method_has_an_empty_contrasts_table():
     from hivebench.contrasts import COLUMNS, contrast_table
 
-    episodes = pd.DataFrame({"suite": "loopbench", "task": "cycle", "method": "random", "population": 3,
-                             "seed": range(5), "proximity": np.linspace(50, 60, 5)})  # fmt: skip
+    episodes = pd.DataFrame(
+        {
+            "suite": "loopbench",
+            "task": "cycle",
+            "method": "random",
+            "population": 3,
+            "seed": range(5),
+            "proximity": np.linspace(50, 60, 5),
+        }
+    )
     table = contrast_table(episodes, {"reference": "random"}, ["proximity"], 200, 0.95, 0)
     assert table.empty and list(table.columns) == COLUMNS
 
@@ -184,12 +209,28 @@ def test_a_metric_of_one_suite_is_contrasted_over_that_suites_units_only():
     from hivebench.contrasts import contrast_table
 
     rows = [
-        {"suite": suite, "task": "t", "population": 5, "seed": seed, "method": method, metric: float(seed + (method == "A"))}
-        for suite, metric in (("loopbench", "proximity"), ("agentsnet", "score")) for seed in range(6) for method in ("A", "B")
-    ]  # fmt: skip
+        {
+            "suite": suite,
+            "task": "t",
+            "population": 5,
+            "seed": seed,
+            "method": method,
+            metric: float(seed + (method == "A")),
+        }
+        for suite, metric in (("loopbench", "proximity"), ("agentsnet", "score"))
+        for seed in range(6)
+        for method in ("A", "B")
+    ]
     frame = pd.DataFrame(rows)
-    table = contrast_table(frame, {"reference": "B"}, ["proximity", "score"], 200, 0.95, 0,
-                           reported_by={"proximity": ["loopbench"], "score": ["agentsnet"]})  # fmt: skip
+    table = contrast_table(
+        frame,
+        {"reference": "B"},
+        ["proximity", "score"],
+        200,
+        0.95,
+        0,
+        reported_by={"proximity": ["loopbench"], "score": ["agentsnet"]},
+    )
     overall = table[table.population == "all"].set_index("metric")
     assert (overall.n_units == 6).all() and (overall.dropped_units == 0).all() and (overall.estimate == 1.0).all()
     unfiltered = contrast_table(frame, {"reference": "B"}, ["proximity"], 200, 0.95, 0)

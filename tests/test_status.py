@@ -31,14 +31,17 @@ def test_status_counts_each_state(config, tmp_path, monkeypatch):
     write_record(random_blocks[1], state="failed", exit=2, error="boom")  # 5 cells failed
     write_record(random_blocks[2], state="running", pid=os.getpid())  # 5 cells running (this process lives)
     # a log that mentions a Traceback decides nothing: the record does
-    Path(random_blocks[3].record_path).with_suffix("").with_suffix(".log").write_text("Traceback (most recent call last):\n")
+    Path(random_blocks[3].record_path).with_suffix("").with_suffix(".log").write_text(
+        "Traceback (most recent call last):\n"
+    )
     report = status(blocks, {})
     rows = {r["method"]: r for r in report.rows}
     counts = [rows["random"][k] for k in ("cells", "done", "damaged", "failed", "running", "pending")]
     assert counts == [20, 4, 1, 5, 5, 5]
     assert (rows["soft_fp"]["done"], rows["soft_fp"]["pending"]) == (0, 20)
     assert report.problems == [
-        f"{cell_path(next(random_blocks[0].cells()))}: changed after its job finished (the next snakemake run redoes it)",
+        f"{cell_path(next(random_blocks[0].cells()))}: changed after its job finished "
+        "(the next snakemake run redoes it)",
         f"job {random_blocks[1].summary_path}: failed (exit 2): boom",
     ]
     config["tasks"]["cycle"]["steps"] = 16  # a parameter change: finished cells become stale
@@ -50,10 +53,35 @@ def test_tables_for_people_and_for_scripts(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rows = status(all_blocks(validate(config, "test"), tmp_path), {}).rows
     people = table(rows).splitlines()
-    assert people[0].split() == ["study", "method", "cells", "done", "damaged", "failed", "running", "pending",
-                                 "llm_calls", "input_tokens", "output_tokens", "cost_usd"]  # fmt: skip
+    assert people[0].split() == [
+        "study",
+        "method",
+        "cells",
+        "done",
+        "damaged",
+        "failed",
+        "running",
+        "pending",
+        "llm_calls",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+    ]
     assert len({len(line) for line in people}) == 1  # aligned
-    assert table(rows, "tsv").splitlines()[1].split("\t") == ["tiny", "random", "20", "0", "0", "0", "0", "20", "0", "0", "0", "0.0000"]
+    assert table(rows, "tsv").splitlines()[1].split("\t") == [
+        "tiny",
+        "random",
+        "20",
+        "0",
+        "0",
+        "0",
+        "0",
+        "20",
+        "0",
+        "0",
+        "0",
+        "0.0000",
+    ]
 
 
 def test_status_counts_what_verify_recorded_and_names_a_study_table_that_is_not_whole(config, tmp_path, monkeypatch):
@@ -69,7 +97,9 @@ def test_status_counts_what_verify_recorded_and_names_a_study_table_that_is_not_
     record_block_damage(block, deep_damage(block), os.stat(block.summary_path).st_mtime_ns)
     report = status(blocks, {})
     assert (report.rows[0]["done"], report.rows[0]["damaged"]) == (4, 1)
-    assert report.problems == [f"{cell}: its footer's two copies of its metadata differ (the next snakemake run redoes it)"]
+    assert report.problems == [
+        f"{cell}: its footer's two copies of its metadata differ (the next snakemake run redoes it)"
+    ]
     table = Path("results/tiny/episodes.parquet")
     table.parent.mkdir(parents=True)
     table.write_bytes(b"PAR1 cut")

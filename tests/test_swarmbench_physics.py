@@ -42,7 +42,12 @@ def ilp_movers(grid: np.ndarray, mass: np.ndarray, push: np.ndarray, direction: 
             edges.add((v, w))
     edges = sorted(edges)
     n, m = len(bodies), len(edges)
-    force = np.array([FORCE if push[b] == CODES[direction] else -FORCE if push[b] == CODES[OPPOSITE[direction]] else 0 for b in bodies])
+    force = np.array(
+        [
+            FORCE if push[b] == CODES[direction] else -FORCE if push[b] == CODES[OPPOSITE[direction]] else 0
+            for b in bodies
+        ]
+    )
     weight = np.array([mass[b] for b in bodies]) + np.maximum(0, -force)
     force = np.maximum(force, 0)
     big = 1000.0
@@ -65,7 +70,9 @@ def ilp_movers(grid: np.ndarray, mass: np.ndarray, push: np.ndarray, direction: 
         incoming = {e: 1.0 for e, (_, w) in enumerate(edges) if w == b}
         outgoing = {e: 1.0 for e, (v, _) in enumerate(edges) if v == b}
         row({i: -weight[i]}, incoming, -force[i], np.inf)  # force in + own >= mass * x
-        row({i: weight[i]}, {e: 1.0 for e in outgoing} | {e: -1.0 for e in incoming}, -np.inf, force[i])  # out <= net - mass
+        row(
+            {i: weight[i]}, {e: 1.0 for e in outgoing} | {e: -1.0 for e in incoming}, -np.inf, force[i]
+        )  # out <= net - mass
         row({i: -big}, outgoing, -np.inf, 0)  # only a mover passes on
     upper_x = np.array([0.0 if b in blocked else 1.0 for b in bodies])
     result = milp(
@@ -171,7 +178,7 @@ def after_pass(cells: str) -> str:
     [
         (">..", ".*."),  # a mover alone
         (">o.", ".**"),  # force 2 moves itself and one idle agent
-        (">oo.", ">oo." .replace(">", "*").replace("o", "*")),  # but not two: nothing moves
+        (">oo.", ">oo.".replace(">", "*").replace("o", "*")),  # but not two: nothing moves
         (">o>.", ".***"),  # a pusher behind helps: 1, 0, 1
         ("o>.", "*.*"),  # no pulling: the idle agent behind stays
         (">W", "*W"),  # nothing passes a wall
@@ -193,7 +200,9 @@ def test_a_round_keeps_every_body_whole_and_the_walls_in_place_whatever_the_agen
         grid[0, :, [0, -1]] = STATIC
         after = play_round(grid, mass, push, multi)
         assert np.array_equal(after == STATIC, grid == STATIC)
-        assert np.array_equal(np.bincount(after[after >= 0], minlength=len(mass)), np.bincount(grid[grid >= 0], minlength=len(mass)))
+        assert np.array_equal(
+            np.bincount(after[after >= 0], minlength=len(mass)), np.bincount(grid[grid >= 0], minlength=len(mass))
+        )
         # the same world with the agents numbered in another order moves the same way
         agents = np.flatnonzero(~multi)
         relabel = np.arange(len(mass))

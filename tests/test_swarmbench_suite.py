@@ -4,8 +4,8 @@ what it does with long messages and unknown actions, the heuristic against rando
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from types import MappingProxyType
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -31,10 +31,22 @@ def study(task: dict, population: int, method: dict | None = None) -> dict:
 @pytest.mark.parametrize(
     ("task", "population", "message"),
     [
-        ({"kind": "swarmbench", "task": "pursuit", "view": 4}, 8, "tasks.t.view: the view is k x k cells around the agent, k odd and at least 3; got 4"),
+        (
+            {"kind": "swarmbench", "task": "pursuit", "view": 4},
+            8,
+            "tasks.t.view: the view is k x k cells around the agent, k odd and at least 3; got 4",
+        ),
         ({"kind": "swarmbench", "task": "pursuit", "view": 1}, 8, "k odd and at least 3; got 1"),
-        ({"kind": "swarmbench", "task": "pursuit", "grid": 10}, 30, "a pursuit level on a 10 x 10 map holds at most 25 agents, got 30 (raise grid)"),
-        ({"kind": "swarmbench", "task": "foraging", "grid": 6}, 9, "a foraging level on a 6 x 6 map holds at most 8 agents, got 9"),
+        (
+            {"kind": "swarmbench", "task": "pursuit", "grid": 10},
+            30,
+            "a pursuit level on a 10 x 10 map holds at most 25 agents, got 30 (raise grid)",
+        ),
+        (
+            {"kind": "swarmbench", "task": "foraging", "grid": 6},
+            9,
+            "a foraging level on a 6 x 6 map holds at most 8 agents, got 9",
+        ),
         ({"kind": "swarmbench", "task": "herding"}, 8, "tasks.t.task"),
     ],
 )
@@ -44,7 +56,9 @@ def test_bad_swarmbench_tasks_are_config_errors_that_name_the_key(task, populati
 
 
 def test_the_view_is_drawn_as_the_reference_draws_it():
-    game = SwarmTask({"task": "synchronization", "rounds": 2, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}, 8)
+    game = SwarmTask(
+        {"task": "synchronization", "rounds": 2, "view": 5, "grid": "auto", "message_chars": 120, "to_sender": False}, 8
+    )
     game.reset([0])
     views = game.observe()
     text = draw(views, 0)
@@ -67,10 +81,14 @@ def test_an_llm_agent_plays_swarmbench_long_messages_are_cut_and_unknown_actions
     monkeypatch.chdir(tmp_path)
     n, rounds = 4, 2
     long = "m" * 150
-    replies = [{"action": "UP", "message": long, "notes": "a"}, {"action": "LEFT", "message": "", "notes": ""},
-               {"action": "STAY", "message": "hi", "notes": ""}, {"action": "JUMP", "message": "", "notes": ""},
-               {"action": "FLY", "message": "", "notes": ""},  # the repair of the fourth agent's reply: still no action
-               *[{"action": "STAY", "message": "", "notes": ""}] * n]  # fmt: skip
+    replies = [
+        {"action": "UP", "message": long, "notes": "a"},
+        {"action": "LEFT", "message": "", "notes": ""},
+        {"action": "STAY", "message": "hi", "notes": ""},
+        {"action": "JUMP", "message": "", "notes": ""},
+        {"action": "FLY", "message": "", "notes": ""},  # the repair of the fourth agent's reply: still no action
+        *[{"action": "STAY", "message": "", "notes": ""}] * n,
+    ]
     method = {"kind": "llm", "backend": "scripted", "model": lines(tmp_path / "replies.jsonl", replies)}
     task = {"kind": "swarmbench", "task": "pursuit", "rounds": rounds}
     record = play(only_cell(tmp_path, task, method, n))
@@ -84,7 +102,9 @@ def test_an_llm_agent_plays_swarmbench_long_messages_are_cut_and_unknown_actions
 
 def summaries(method: str, task: str) -> tuple[MappingProxyType, ...]:
     """Eight episodes of `method` on `task` with 16 agents (their summaries, read-only)."""
-    config = study({"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method})
+    config = study(
+        {"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method}
+    )
     config["studies"]["s"]["seeds"] = 8
     from hivebench.cells import expand_blocks
     from hivebench.engine.loop import play_block
@@ -117,11 +137,16 @@ def test_random_never_moves_the_box_and_the_heuristic_does(played):
 
 @pytest.mark.workflow
 def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_path):
-    tasks = {t: {"kind": "swarmbench", "task": t, "rounds": 20} for t in ("pursuit", "synchronization", "foraging", "transport")}
+    tasks = {
+        t: {"kind": "swarmbench", "task": t, "rounds": 20}
+        for t in ("pursuit", "synchronization", "foraging", "transport")
+    }
     config = {
         "tasks": tasks,
         "methods": {"random": {"kind": "random"}, "heuristic": {"kind": "heuristic"}},
-        "studies": {"sw": {"tasks": list(tasks), "methods": ["heuristic", "random"], "populations": [8, 16], "seeds": 3}},
+        "studies": {
+            "sw": {"tasks": list(tasks), "methods": ["heuristic", "random"], "populations": [8, 16], "seeds": 3}
+        },
         "report": {"bootstrap_resamples": 200},
     }
     write_config(tmp_path / "config.yaml", config)
@@ -137,19 +162,28 @@ def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_
 
 def test_replay_plays_recorded_swarmbench_actions(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    script = [{"step": 0, "agent": 0, "reply": {"action": "RIGHT", "message": "go"}},
-              {"step": 0, "agent": 1, "reply": {"action": "SWIM", "message": ""}},
-              {"step": 1, "agent": 0, "reply": {"action": "DOWN", "message": ""}}]  # fmt: skip
+    script = [
+        {"step": 0, "agent": 0, "reply": {"action": "RIGHT", "message": "go"}},
+        {"step": 0, "agent": 1, "reply": {"action": "SWIM", "message": ""}},
+        {"step": 1, "agent": 0, "reply": {"action": "DOWN", "message": ""}},
+    ]
     method = {"kind": "replay", "file": lines(tmp_path / "run.jsonl", script)}
     record = play(only_cell(tmp_path, {"kind": "swarmbench", "task": "foraging", "rounds": 2}, method, 4))
     actions = record.agents["action"].to_pylist()
     assert actions[4:8] == ["RIGHT", "STAY", "STAY", "STAY"] and actions[8] == "DOWN"
-    assert {k: record.summary[k] for k in ("replayed", "missing", "invalid")} == {"replayed": 2, "missing": 5, "invalid": 1}
+    assert {k: record.summary[k] for k in ("replayed", "missing", "invalid")} == {
+        "replayed": 2,
+        "missing": 5,
+        "invalid": 1,
+    }
     assert record.table("messages").column("text").to_pylist() == ["go"]
 
 
 def test_wide_ids_keep_their_cells_apart_in_the_drawn_view():
-    game = SwarmTask({"task": "synchronization", "rounds": 1, "view": 9, "grid": "auto", "message_chars": 120, "to_sender": False}, 128)
+    game = SwarmTask(
+        {"task": "synchronization", "rounds": 1, "view": 9, "grid": "auto", "message_chars": 120, "to_sender": False},
+        128,
+    )
     game.reset([2])
     views = game.observe()
     agent = int(np.argmax((views.ids >= 100).sum(axis=(1, 2))))  # one that sees an agent numbered 100 or more
@@ -161,11 +195,27 @@ def test_wide_ids_keep_their_cells_apart_in_the_drawn_view():
 def test_the_aggregate_is_the_mean_over_tasks_of_score_over_anchor_and_needs_every_anchor():
     from hivebench.suites.swarmbench.report import aggregate_table
 
-    episodes = pd.DataFrame({
-        "swarm_task": ["pursuit", "pursuit", "foraging", "foraging", "synchronization", "synchronization", "pursuit"],
-        "population": 8, "method": ["m"] * 6 + ["only_pursuit"], "score": [1.0, 3.0, 2.0, 2.0, 3.0, 9.0, 5.0],
-    })  # fmt: skip
-    anchors = {("swarmbench", "pursuit"): (2.0, 8, ""), ("swarmbench", "foraging"): (4.0, 8, ""), ("swarmbench", "synchronization"): (6.0, 8, "")}
+    episodes = pd.DataFrame(
+        {
+            "swarm_task": [
+                "pursuit",
+                "pursuit",
+                "foraging",
+                "foraging",
+                "synchronization",
+                "synchronization",
+                "pursuit",
+            ],
+            "population": 8,
+            "method": ["m"] * 6 + ["only_pursuit"],
+            "score": [1.0, 3.0, 2.0, 2.0, 3.0, 9.0, 5.0],
+        }
+    )
+    anchors = {
+        ("swarmbench", "pursuit"): (2.0, 8, ""),
+        ("swarmbench", "foraging"): (4.0, 8, ""),
+        ("swarmbench", "synchronization"): (6.0, 8, ""),
+    }
     table = aggregate_table(episodes, 100, 0.95, 0, anchors)
     # by hand: pursuit (1 + 3) / 2 / 2 = 1, foraging 2 / 4 = 0.5, synchronization (3 + 9) / 2 / 6 = 1
     assert table[["n", "method", "episodes"]].values.tolist() == [[8, "m", 6]]

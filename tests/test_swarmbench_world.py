@@ -311,7 +311,9 @@ def test_an_agent_leaving_the_map_still_says_what_it_said_that_round():
     escaped = table.pivot(index="step", columns="agent", values="escaped")
     sent = table.pivot(index="step", columns="agent", values="sent")
     leaving = escaped & ~escaped.shift(1, fill_value=False)
-    assert leaving.values.sum() > 0 and sent.values[leaving.values].all()  # the heuristic speaks every round it knows the box
+    assert (
+        leaving.values.sum() > 0 and sent.values[leaving.values].all()
+    )  # the heuristic speaks every round it knows the box
 
 
 def test_the_transport_heuristic_plays_the_smallest_map():

@@ -81,7 +81,13 @@ def unsafe(commands: list[list[str]]) -> list[str]:
 # Every file of the documentation: a vLLM server command anywhere in one of them is checked.
 DOCUMENTATION = sorted(
     path.relative_to(REPO).as_posix()
-    for pattern in ("README.md", "docs/*.md", "config/README.md", "config/examples/*.yaml", "src/hivebench/suites/*/README.md")
+    for pattern in (
+        "README.md",
+        "docs/*.md",
+        "config/README.md",
+        "config/examples/*.yaml",
+        "src/hivebench/suites/*/README.md",
+    )
     for path in REPO.glob(pattern)
 )
 # The files that give server commands ("vLLM on a CPU" and the example config), so the check is never vacuous.
@@ -106,7 +112,10 @@ def test_a_documented_command_without_the_flag_is_caught() -> None:
     assert "--no-enable-chunked-prefill" in doc
     without = doc.replace(" --no-enable-chunked-prefill", "", 1)
     assert len(unsafe(documented_cpu_commands(without))) == 1
-    gpu_form = "#   vllm serve M    # any server\n#     vLLM's CPU build also needs: --max-model-len 8 --max-num-batched-tokens 8\n"
+    gpu_form = (
+        "#   vllm serve M    # any server\n"
+        "#     vLLM's CPU build also needs: --max-model-len 8 --max-num-batched-tokens 8\n"
+    )
     assert unsafe(documented_cpu_commands(gpu_form)) == ["vllm serve M --max-model-len 8 --max-num-batched-tokens 8"]
 
 

@@ -16,8 +16,20 @@ pytestmark = pytest.mark.workflow
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(workdir / "config.yaml"), "--cores", "2", "--scheduler", "greedy", *args,
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        "--cores",
+        "2",
+        "--scheduler",
+        "greedy",
+        *args,
     ]
     result = subprocess.run(command, capture_output=True, text=True)
     if check and result.returncode != 0:
@@ -62,12 +74,25 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     assert len(cells) == 40
     table = pd.read_csv(workdir / "reports/tiny/loopbench/table1.csv")
     assert list(table.columns) == [
-        "method", "graph", "proximity", "proximity_lo", "proximity_hi",
-        "stability", "stability_lo", "stability_hi", "reached_optimum", "final_optimal", "first_optimal_step",
-        "episodes", "proximity_episodes",
+        "method",
+        "graph",
+        "proximity",
+        "proximity_lo",
+        "proximity_hi",
+        "stability",
+        "stability_lo",
+        "stability_hi",
+        "reached_optimum",
+        "final_optimal",
+        "first_optimal_step",
+        "episodes",
+        "proximity_episodes",
     ]
     assert table[["method", "graph"]].values.tolist() == [
-        ["random", "C3"], ["random", "C5"], ["soft_fp", "C3"], ["soft_fp", "C5"]
+        ["random", "C3"],
+        ["random", "C5"],
+        ["soft_fp", "C3"],
+        ["soft_fp", "C5"],
     ]
     assert (table.episodes == 10).all()
     assert ((table.proximity_lo <= table.proximity) & (table.proximity <= table.proximity_hi)).all()
@@ -81,7 +106,10 @@ def test_the_run_writes_episodes_and_the_report(workdir):
     index = (workdir / "reports/tiny/index.html").read_text()
     first = table.iloc[0]
     assert f"{first.proximity:.1f} [{first.proximity_lo:.1f}, {first.proximity_hi:.1f}]" in index
-    assert "loopbench/conflicts.png" in index and (workdir / "reports/tiny/loopbench/conflicts.png").read_bytes()[:4] == b"\x89PNG"
+    assert (
+        "loopbench/conflicts.png" in index
+        and (workdir / "reports/tiny/loopbench/conflicts.png").read_bytes()[:4] == b"\x89PNG"
+    )
     chart = (workdir / "reports/tiny/loopbench/conflicts.html").read_text()
     assert "https://cdn" not in chart and "vega" in chart  # self-contained: opens offline
     assert "\\begin{tabular}" in (workdir / "reports/tiny/loopbench/table1.tex").read_text()
@@ -159,11 +187,20 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(own_run):
     # recorded, changed or not (ParamsChange.__or__ keeps the files of an empty change).
     assert sorted(pending_episode_blocks(workdir)) == sorted(
         f"results/episodes/tiny/loopbench/cycle/soft_fp/n{n}/block{a}-{b}.parquet"
-        for n in (3, 5) for a, b in ((0, 4), (5, 9))
+        for n in (3, 5)
+        for a, b in ((0, 4), (5, 9))
     )
     reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
     assert sum("Params have changed" in r for r in reasons) == 4
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}
+    assert planned_jobs(workdir) == {
+        "episodes": 4,
+        "collect": 1,
+        "scores": 1,
+        "contrasts": 1,
+        "report": 1,
+        "report_loopbench": 1,
+        "all": 1,
+    }
     random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
     fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
     stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
@@ -179,7 +216,15 @@ def test_adding_seeds_runs_only_the_new_cells(own_run):
     config = tiny_config()
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
-    assert planned_jobs(workdir) == {"episodes": 4, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}  # the new blocks 10-14
+    assert planned_jobs(workdir) == {
+        "episodes": 4,
+        "collect": 1,
+        "scores": 1,
+        "contrasts": 1,
+        "report": 1,
+        "report_loopbench": 1,
+        "all": 1,
+    }  # the new blocks 10-14
     done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
     stamp = done.stat().st_mtime_ns
     snakemake(workdir)

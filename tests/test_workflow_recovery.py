@@ -22,8 +22,13 @@ CELLS = "results/episodes/tiny/loopbench/cycle"
 
 
 def hivebench_status(workdir: Path) -> dict:
-    result = subprocess.run([sys.executable, "-m", "hivebench", "status", "config.yaml", "--json"],
-                            cwd=workdir, capture_output=True, text=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "hivebench", "status", "config.yaml", "--json"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(result.stdout)
 
 
@@ -46,10 +51,20 @@ def test_damaged_results_are_redone_and_status_agrees(finished: Path) -> None:
     report = hivebench_status(finished)
     assert counts(report, "damaged") == 2 and counts(report, "done") == 38
     assert len(report["problems"]) == 3
-    assert planned_jobs(finished) == {"episodes": 3, "collect": 1, "scores": 1, "contrasts": 1, "report": 1, "report_loopbench": 1, "all": 1}
+    assert planned_jobs(finished) == {
+        "episodes": 3,
+        "collect": 1,
+        "scores": 1,
+        "contrasts": 1,
+        "report": 1,
+        "report_loopbench": 1,
+        "all": 1,
+    }
     snakemake(finished)
-    logs = {block: (finished / "logs/episodes/tiny/loopbench/cycle" / f"{block}.log").read_text()
-            for block in ("random/n3/block0-4", "soft_fp/n5/block5-9", "random/n5/block5-9")}  # fmt: skip
+    logs = {
+        block: (finished / "logs/episodes/tiny/loopbench/cycle" / f"{block}.log").read_text()
+        for block in ("random/n3/block0-4", "soft_fp/n5/block5-9", "random/n5/block5-9")
+    }
     assert "1 of 5 cells computed, 4 already done" in logs["random/n3/block0-4"]
     assert "1 of 5 cells computed, 4 already done" in logs["soft_fp/n5/block5-9"]
     assert "0 of 5 cells computed, 5 already done" in logs["random/n5/block5-9"]
@@ -63,8 +78,19 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     config["tasks"]["cycle"]["steps"] = 300
     config["studies"]["tiny"]["populations"] = [3, 2001]
     write_config(tmp_path / "config.yaml", config)
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-               "--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--configfile",
+        str(tmp_path / "config.yaml"),
+        "--cores",
+        "2",
+    ]
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while not list((tmp_path / CELLS).glob("*/n2001/s*.parquet")) and time.monotonic() < deadline:
@@ -84,7 +110,9 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     report = hivebench_status(tmp_path)
     assert counts(report, "done") == 40 and report["lock"] is None
     assert not list(tmp_path.rglob("*.tmp"))
-    changed = [str(p.relative_to(tmp_path)) for p, kept in finished.items() if (p.read_bytes(), p.stat().st_mtime_ns) != kept]
+    changed = [
+        str(p.relative_to(tmp_path)) for p, kept in finished.items() if (p.read_bytes(), p.stat().st_mtime_ns) != kept
+    ]
     assert not changed, f"cells finished before the kill were written again: {changed}"
 
 
@@ -107,8 +135,18 @@ def test_an_unwritable_folder_fails_its_job_and_keep_going_finishes_the_rest(tmp
 def test_a_yaml_error_through_the_workflow_names_the_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("tasks:\n  cycle: {kind: coloring\nmethods: {}\n")
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-               "--config", f"file={path}", "-n"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(tmp_path),
+        "--config",
+        f"file={path}",
+        "-n",
+    ]
     result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode != 0
     said = result.stdout + result.stderr

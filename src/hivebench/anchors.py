@@ -6,8 +6,9 @@ Standard library and PyYAML only: the config check reads the anchors file at par
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.config import ConfigError, read_yaml
 
@@ -62,7 +63,9 @@ def load_anchors(path: str | Path) -> Anchors:
                 elif not isinstance(entry, dict) or set(entry) != {"value", "provenance"}:
                     problems.append(f"{where}: needs value and provenance, and nothing else")
                 elif not _positive_number(entry["value"]):
-                    problems.append(f"{where}.value: must be a positive finite number")  # the value is not quoted: it may be anything
+                    problems.append(
+                        f"{where}.value: must be a positive finite number"
+                    )  # the value is not quoted: it may be anything
                 elif not isinstance(entry["provenance"], str) or not entry["provenance"].strip():
                     problems.append(f"{where}.provenance: must say where the anchor comes from")
                 else:
@@ -86,7 +89,7 @@ def _published_problems(published: object) -> Iterator[str]:
         yield f"{PUBLISHED}: must map suites to tables"
         return
     for suite, tables in published.items():
-        for name, table in (tables.items() if isinstance(tables, dict) else [(None, None)]):
+        for name, table in tables.items() if isinstance(tables, dict) else [(None, None)]:
             where = f"{PUBLISHED}.{suite}.{name}"
             if not isinstance(table, dict) or set(table) != {"provenance", "columns", "rows"}:
                 yield f"{where}: needs provenance, columns and rows, and nothing else"
@@ -105,7 +108,10 @@ def _published_problems(published: object) -> Iterator[str]:
                     elif by_population:
                         for group in groups:
                             if group != "overall" and not _population(group):
-                                yield f"{where}.rows.{label}: {group!r} is neither a population (a positive integer) nor overall"
+                                yield (
+                                    f"{where}.rows.{label}: {group!r} is neither a population "
+                                    "(a positive integer) nor overall"
+                                )
 
 
 def load_published(path: str | Path, suite: str) -> dict[str, dict[str, Any]]:

@@ -13,9 +13,10 @@ Standard library only: the Snakefile imports this at parse time.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.config import (
     Config,
@@ -140,7 +141,12 @@ def resolved_method(config: Config, name: str, suite: str, base: Path) -> dict[s
     parameters as its kind's hooks resolve them)."""
     method = config["methods"][name]
     impl = METHODS[method["kind"]].impl(suite)
-    return {"name": name, "kind": method["kind"], "version": impl.version, "params": impl.hooks.resolve(method_entry(method), base)}
+    return {
+        "name": name,
+        "kind": method["kind"],
+        "version": impl.version,
+        "params": impl.hooks.resolve(method_entry(method), base),
+    }
 
 
 def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], population: int) -> dict[str, Any]:

@@ -206,7 +206,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for path in rewritten:
         print(f"{path}: written again while verify read it: not judged (run `hivebench verify` again)")
     cells = sum(len(b.seeds) for b in finished)
-    print(f"{args.config}: read {cells} cells of {len(finished)} finished jobs and the study tables back in full: ", end="")
+    print(
+        f"{args.config}: read {cells} cells of {len(finished)} finished jobs and the study tables back in full: ",
+        end="",
+    )
     outcome = [
         *([f"{len(found)} jobs have damage; `snakemake` redoes exactly the damaged files"] if found else []),
         *([f"{len(rewritten)} outputs were written again meanwhile"] if rewritten else []),
@@ -232,7 +235,9 @@ def cmd_scores(args: argparse.Namespace) -> int:
     from hivebench.store import write_table
 
     episodes = pd.read_parquet(args.episodes)
-    table = score_table(episodes, args.resamples, args.confidence, args.bootstrap_seed, load_anchors(args.anchors), args.interval)
+    table = score_table(
+        episodes, args.resamples, args.confidence, args.bootstrap_seed, load_anchors(args.anchors), args.interval
+    )
     write_table(table, args.out)
     print(f"{args.out}: {len(table)} scores")
     return 0
@@ -252,14 +257,19 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
     )
     try:
         reported_by = {m: [s for s, ms in SUITE_METRICS.items() if m in {x.name for x in ms}] for m in metrics}
-        table = contrast_table(episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed, reported_by)
+        table = contrast_table(
+            episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed, reported_by
+        )
     except ValueError as exc:
         print(f"hivebench contrasts: error: {exc}", file=sys.stderr)
         return 2
     write_table(table, args.out)
     dropped = table.loc[table.population == "all", ["a", "b", "metric", "dropped_units"]]
     for row in dropped[dropped.dropped_units > 0].itertuples():
-        print(f"{args.out}: {row.a} - {row.b} ({row.metric}): {row.dropped_units} unmatched units dropped", file=sys.stderr)
+        print(
+            f"{args.out}: {row.a} - {row.b} ({row.metric}): {row.dropped_units} unmatched units dropped",
+            file=sys.stderr,
+        )
     print(f"{args.out}: {len(table)} contrasts")
     return 0
 
@@ -360,14 +370,18 @@ def build_parser() -> argparse.ArgumentParser:
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_estimate)
 
-    p = sub.add_parser("status", help="cells done, damaged, failed, running and pending per study and method; cost so far")
+    p = sub.add_parser(
+        "status", help="cells done, damaged, failed, running and pending per study and method; cost so far"
+    )
     with_config(p, study_filter=True)
     style = p.add_mutually_exclusive_group()
     style.add_argument("--tsv", action="store_true", help="tab-separated values (notes go to standard error)")
     style.add_argument("--json", action="store_true", help="one JSON document: cells, problems, lock")
     p.set_defaults(func=cmd_status)
 
-    p = sub.add_parser("verify", help="read every finished file back in full; record damage for the next run to redo (exit 1)")
+    p = sub.add_parser(
+        "verify", help="read every finished file back in full; record damage for the next run to redo (exit 1)"
+    )
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_verify)
 
@@ -400,7 +414,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--resamples", type=int, default=10_000)
         p.add_argument("--confidence", type=float, default=0.95)
         p.add_argument("--bootstrap-seed", type=int, default=0)
-        p.add_argument("--anchors", help=f"anchors file with published tables to show beside ours (default: {DEFAULT_ANCHORS}, if there)")
+        p.add_argument(
+            "--anchors",
+            help=f"anchors file with published tables to show beside ours (default: {DEFAULT_ANCHORS}, if there)",
+        )
 
     p = sub.add_parser("report", help="render a study's report: each suite's section, scores, contrasts, index.html")
     with_report_flags(p, "report folder, e.g. reports/<study>")
@@ -434,7 +451,7 @@ def error_line(exc: BaseException) -> str:
 
 
 def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
 def main(argv: list[str] | None = None) -> int:

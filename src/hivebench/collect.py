@@ -39,8 +39,12 @@ def read_summary(path: str | Path) -> pa.Table:
 
 
 def episode_costs(table: pa.Table, prices: dict[str, dict[str, float]]) -> list[float | None]:
-    rows = zip(table.column("method").to_pylist(), table.column("input_tokens").to_pylist(), table.column("output_tokens").to_pylist())
+    rows = zip(
+        table.column("method").to_pylist(),
+        table.column("input_tokens").to_pylist(),
+        table.column("output_tokens").to_pylist(),
+    )
     return [
         None if method not in prices or tokens_in is None else token_cost(prices[method], tokens_in, tokens_out)
         for method, tokens_in, tokens_out in rows
-    ]  # fmt: skip
+    ]

@@ -11,10 +11,11 @@ import copy
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator, validators
@@ -29,7 +30,9 @@ MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
-MAX_JOB_BYTES = 8 * 2**30  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
+MAX_JOB_BYTES = (
+    8 * 2**30
+)  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
 # Agents of one lockstep group: engine/jobs.py plays a job's missing cells in groups of at most this
 # many agents (at least one cell a group), so at most LOCKSTEP_AGENTS // N episodes at once; it bounds
 # a job's memory (a block of large graphs is played in parts).
@@ -77,9 +80,14 @@ def read_yaml(path: str | Path) -> Any:
     try:
         with path.open("rb") as stream:  # bytes: PyYAML reports bad UTF-8 with its position and the file
             start = stream.read(4)  # UTF-32 first: its little-endian mark starts with UTF-16's
-            for name, marks in (("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)), ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))):
+            for name, marks in (
+                ("UTF-32", (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)),
+                ("UTF-16", (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)),
+            ):
                 if start.startswith(marks):  # PyYAML would decode UTF-16, and fail on UTF-32 with a generic error
-                    raise ConfigError(str(path), [f"not UTF-8: it starts with a {name} byte-order mark; save it as UTF-8"])
+                    raise ConfigError(
+                        str(path), [f"not UTF-8: it starts with a {name} byte-order mark; save it as UTF-8"]
+                    )
             stream.seek(0)
             data = yaml.load(stream, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader)
     except FileNotFoundError:
@@ -143,7 +151,9 @@ def _document_problems(data: Any) -> list[str]:
             elif isinstance(item, str) and "\0" in item:
                 problems.append(f"{key_path((*path, key))}: contains a NUL character")
             elif isinstance(item, str) and not _utf8(item):
-                problems.append(f"{key_path((*path, key))}: contains a lone surrogate (not a character; no UTF-8 for it)")
+                problems.append(
+                    f"{key_path((*path, key))}: contains a lone surrogate (not a character; no UTF-8 for it)"
+                )
     return sorted(problems)
 
 
@@ -247,8 +257,15 @@ def _shown(value: Any, limit: int = 60) -> str:
     return f"{text[:limit]}... ({size})"
 
 
-_TYPE_NAMES = {"integer": "an integer", "number": "a number", "string": "a string", "array": "a list",
-               "object": "a mapping", "boolean": "true or false", "null": "null"}  # fmt: skip
+_TYPE_NAMES = {
+    "integer": "an integer",
+    "number": "a number",
+    "string": "a string",
+    "array": "a list",
+    "object": "a mapping",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _expected(schema: dict[str, Any]) -> str:
@@ -268,8 +285,13 @@ def _alternatives(error: ValidationError) -> str | None:
     """For a string that matches no alternative of a oneOf (`rounds: '3'`, `rounds: papr`): the names
     expected, then every other alternative; None where the value has some branch's shape."""
     branches = error.context or []
-    if not branches or not isinstance(error.instance, str) or any(
-        len(e.absolute_path) != len(error.absolute_path) or e.validator not in ("const", "enum", "type") for e in branches
+    if (
+        not branches
+        or not isinstance(error.instance, str)
+        or any(
+            len(e.absolute_path) != len(error.absolute_path) or e.validator not in ("const", "enum", "type")
+            for e in branches
+        )
     ):
         return None
     named = " or ".join(_expected(e.schema) for e in branches if e.validator in ("const", "enum"))
@@ -323,7 +345,9 @@ def validate(config: Config, source: str) -> Config:
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
     groups: dict[str, list[str]] = {}
-    problems = list(_expand_members(filled, groups)) or _by_entry(list(_cross_reference_problems(filled, Path(source).parent)), groups)
+    problems = list(_expand_members(filled, groups)) or _by_entry(
+        list(_cross_reference_problems(filled, Path(source).parent)), groups
+    )
     if problems:
         raise ConfigError(source, problems)
     return filled
@@ -382,7 +406,10 @@ def _by_entry(problems: list[str], groups: dict[str, list[str]]) -> list[str]:
     every parameter but the one that tells them apart)."""
     for group, members in groups.items():
         for member in members:
-            problems = [p.replace(f"tasks.{member}.", f"tasks.{group}.").replace(f"task {member!r}", f"task {group!r}") for p in problems]
+            problems = [
+                p.replace(f"tasks.{member}.", f"tasks.{group}.").replace(f"task {member!r}", f"task {group!r}")
+                for p in problems
+            ]
     return list(dict.fromkeys(problems))
 
 
@@ -408,8 +435,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         for i, method in enumerate(study["methods"]):
             if method not in config["methods"]:
                 yield (
-                    f"{where}.methods[{i}]: unknown method {method!r} "
-                    f"(defined: {', '.join(sorted(config['methods']))})"
+                    f"{where}.methods[{i}]: unknown method {method!r} (defined: {', '.join(sorted(config['methods']))})"
                 )
         for name in study.get("method_seeds", {}):
             if name not in study["methods"]:
@@ -442,7 +468,10 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                         yield f"{where}.populations[{i}]: {problem} (task {task_name!r})"
             for method_name in study["methods"]:
                 method = config["methods"].get(method_name)
-                if method is None or task_suite(config["tasks"][task_name]["kind"]) not in METHODS[method["kind"]].impls:
+                if (
+                    method is None
+                    or task_suite(config["tasks"][task_name]["kind"]) not in METHODS[method["kind"]].impls
+                ):
                     continue
                 for problem in hooks.method_problems(params, method["kind"], sizes):
                     yield f"tasks.{task_name}.{problem} (study {study_name!r}, method {method_name!r})"
@@ -493,7 +522,10 @@ def _job_memory_problem(study: str, task: str, method: str, n: int, side_by_side
     limit = f"the limit of a job is {MAX_JOB_BYTES / 2**30:g} GiB"
     fits = min(MAX_JOB_BYTES // each, max(1, LOCKSTEP_AGENTS // n))  # a block held whole, within the limit
     if fits == 0:
-        return f"studies.{study}: task {task!r} at N = {n:,} with method {method!r} holds {held}; {limit}: lower N (or the task's rounds)"
+        return (
+            f"studies.{study}: task {task!r} at N = {n:,} with method {method!r} holds {held}; "
+            f"{limit}: lower N (or the task's rounds)"
+        )
     return (
         f"methods.{method}.seeds_per_job: {side_by_side} episodes of task {task!r} at N = {n:,} (study {study!r}) "
         f"side by side hold {held}; {limit} (seeds_per_job: {fits} fits)"

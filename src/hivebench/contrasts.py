@@ -42,7 +42,14 @@ def paired_contrast(
     wide = episodes[episodes.method.isin([a, b])].set_index([*UNIT, "method"])[metric].unstack("method")
     wide = wide.reindex(columns=[a, b])
     matched = wide.dropna()
-    row = {"metric": metric, "a": a, "b": b, "n_units": len(matched), "dropped_units": len(wide) - len(matched), "resamples": resamples}
+    row = {
+        "metric": metric,
+        "a": a,
+        "b": b,
+        "n_units": len(matched),
+        "dropped_units": len(wide) - len(matched),
+        "resamples": resamples,
+    }
     if matched.empty:
         return {**row, "estimate": np.nan, "lo": np.nan, "hi": np.nan}
     differences = (matched[a] - matched[b]).to_numpy()[:, None]
@@ -70,7 +77,10 @@ def contrast_table(
     if spec.get("reference") not in (None, *methods):
         unknown.append(spec["reference"])
     if unknown:
-        raise ValueError(f"contrasts name methods not in the episodes: {', '.join(dict.fromkeys(unknown))} (there: {', '.join(methods)})")
+        raise ValueError(
+            f"contrasts name methods not in the episodes: {', '.join(dict.fromkeys(unknown))} "
+            f"(there: {', '.join(methods)})"
+        )
     weights = spec.get("weights")
     rows = []
     for a, b in contrast_pairs(methods, spec):
@@ -80,5 +90,11 @@ def contrast_table(
             scopes = [("all", reporting)] + [(str(n), group) for n, group in reporting.groupby("population", sort=True)]
             for scope, data in scopes:
                 result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
-                rows.append({"population": scope, **result, "method": "paired bootstrap, units resampled within suite x population strata, percentile"})
+                rows.append(
+                    {
+                        "population": scope,
+                        **result,
+                        "method": "paired bootstrap, units resampled within suite x population strata, percentile",
+                    }
+                )
     return pd.DataFrame(rows, columns=COLUMNS)  # no rows for a study of one method: nothing to contrast

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from hivebench.ids import digest
 from hivebench.paths import TABLES_RECORD, cell_files, study_tables
@@ -21,8 +22,14 @@ if TYPE_CHECKING:
 
 # The types of what a job record holds (`hivebench episodes` and `hivebench verify` write them).
 RECORD_TYPES: dict[str, type] = {
-    "state": str, "spec": str, "host": str, "pid": int, "exit": int, "error": str, "damage_summary_mtime_ns": int,
-}  # fmt: skip
+    "state": str,
+    "spec": str,
+    "host": str,
+    "pid": int,
+    "exit": int,
+    "error": str,
+    "damage_summary_mtime_ns": int,
+}
 
 
 def well_formed_record(record: Any) -> bool:
@@ -34,7 +41,10 @@ def well_formed_record(record: Any) -> bool:
 
     if not isinstance(record, dict):
         return False
-    if any(key in record and (not isinstance(record[key], kind) or isinstance(record[key], bool)) for key, kind in RECORD_TYPES.items()):
+    if any(
+        key in record and (not isinstance(record[key], kind) or isinstance(record[key], bool))
+        for key, kind in RECORD_TYPES.items()
+    ):
         return False
     damage = record.get("damage", {})
     return (

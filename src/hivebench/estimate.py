@@ -49,7 +49,18 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
             continue
         k = cells[(task, name, n)]
         rows.append(
-            Estimate(task, name, one.model, n, k, one.calls * k, one.input_tokens * k, one.output_tokens_max * k, one.approximate, one.memory_mb)
+            Estimate(
+                task,
+                name,
+                one.model,
+                n,
+                k,
+                one.calls * k,
+                one.input_tokens * k,
+                one.output_tokens_max * k,
+                one.approximate,
+                one.memory_mb,
+            )
         )
     return rows
 

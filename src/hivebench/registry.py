@@ -70,7 +70,10 @@ def _declarations(packages: dict[str, str], attribute: str, kind: type) -> dict[
     for name, package in packages.items():
         declared = getattr(import_module(package), attribute, None)
         if not isinstance(declared, kind):
-            raise RuntimeError(f"registry: {package} (registered as {name!r}) declares no {attribute} ({kind.__module__}.{kind.__name__})")
+            raise RuntimeError(
+                f"registry: {package} (registered as {name!r}) declares no {attribute} "
+                f"({kind.__module__}.{kind.__name__})"
+            )
         if declared.name != name:
             raise RuntimeError(f"registry: {package} declares {declared.name!r}, registered as {name!r}")
         found[name] = declared
@@ -88,7 +91,9 @@ def _task_kinds(suites: dict[str, Suite]) -> dict[str, tuple[str, TaskKind]]:
 
 
 def _method_kinds(suites: dict[str, Suite], generic: dict[str, Method]) -> dict[str, MethodKind]:
-    impls: dict[str, dict[str, MethodImpl]] = {name: dict.fromkeys(suites, method.impl) for name, method in generic.items()}
+    impls: dict[str, dict[str, MethodImpl]] = {
+        name: dict.fromkeys(suites, method.impl) for name, method in generic.items()
+    }
     for suite in suites.values():
         for kind, impl in suite.methods.items():
             if kind in generic:
@@ -96,14 +101,18 @@ def _method_kinds(suites: dict[str, Suite], generic: dict[str, Method]) -> dict[
             impls.setdefault(kind, {})[suite.name] = impl
     for kind, by_suite in impls.items():
         if len({type(impl.hooks) for impl in by_suite.values()}) > 1:
-            raise RuntimeError(f"registry: the suites implement method {kind!r} with different hooks ({', '.join(by_suite)})")
+            raise RuntimeError(
+                f"registry: the suites implement method {kind!r} with different hooks ({', '.join(by_suite)})"
+            )
     return {kind: MethodKind(kind, by_suite) for kind, by_suite in impls.items()}
 
 
 def schema_fragments() -> list[tuple[str, Traversable]]:
     """(owner, file) of every suite's and method package's schema fragment."""
     owners = [(name, SUITE_PACKAGE_OF[name], suite.schema) for name, suite in SUITE_OBJECTS.items()]
-    owners += [(name, METHOD_PACKAGE_OF[name], method.schema) for name, method in METHOD_OBJECTS.items() if method.schema]
+    owners += [
+        (name, METHOD_PACKAGE_OF[name], method.schema) for name, method in METHOD_OBJECTS.items() if method.schema
+    ]
     return [(name, resources.files(package).joinpath(path)) for name, package, path in owners]
 
 

@@ -31,10 +31,18 @@ def score_table(
         for metric in SUITE_METRICS[suite]:
             ci = mean_ci(group[metric.name].to_numpy(), resamples, confidence, seed, interval)
             row = {
-                "suite": suite, "task": task, "method": method, "population": int(population),
-                "metric": metric.name, "mean": ci.estimate, "lo": ci.lo, "hi": ci.hi,
-                "n": ci.n, "episodes": len(group), "interval": interval,
-            }  # fmt: skip
+                "suite": suite,
+                "task": task,
+                "method": method,
+                "population": int(population),
+                "metric": metric.name,
+                "mean": ci.estimate,
+                "lo": ci.lo,
+                "hi": ci.hi,
+                "n": ci.n,
+                "episodes": len(group),
+                "interval": interval,
+            }
             if metric.normalised_by_anchor and needs_anchor:  # at every population, by the anchor frozen at one
                 for key in ("mean", "lo", "hi"):
                     row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)

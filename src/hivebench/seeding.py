@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from functools import cache, cached_property
-from typing import Sequence
 
 import numpy as np
 
@@ -103,7 +103,9 @@ class Streams:
             return generator.random(shape) if kind == DOUBLES else generator.integers(*kind, size=shape)
         take = self._rows(shape[0], split) * math.prod(shape[1:])
         short = int((self._used + take).max()) - self._ahead.shape[1]
-        if short > 0 or kind != self._kind:  # at least doubling what is held: a few refills for a stream drawn every round
+        if (
+            short > 0 or kind != self._kind
+        ):  # at least doubling what is held: a few refills for a stream drawn every round
             self._refill(kind, max(short, self._ahead.shape[1]))
         if self._aligned and split is None:
             start = int(self._used[0])

@@ -11,7 +11,8 @@ Every draw comes from `numpy.random.default_rng(seed)`: the same inputs give the
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -51,9 +52,7 @@ def percentile_interval(distribution: np.ndarray, confidence: float) -> tuple[np
     return lo, hi
 
 
-def bca_interval(
-    distribution: np.ndarray, values: np.ndarray, confidence: float
-) -> tuple[float, float]:
+def bca_interval(distribution: np.ndarray, values: np.ndarray, confidence: float) -> tuple[float, float]:
     """Bias-corrected and accelerated interval of a mean from its bootstrap distribution, with the
     jackknife acceleration of the mean (the formulas of scipy.stats.bootstrap, method="BCa")."""
     values = np.asarray(values, dtype=float)
@@ -112,7 +111,7 @@ def stratified_bootstrap(
     rng = np.random.default_rng(seed)
     estimate = np.zeros(values.shape[1])
     distribution = np.zeros((resamples, values.shape[1]))
-    for s, (size, w) in enumerate(zip(sizes, share)):  # strata are few; resamples stay vectorised
+    for s, w in enumerate(share):  # strata are few; resamples stay vectorised
         rows = values[inverse == s]
         estimate += w * rows.mean(axis=0)
         distribution += w * bootstrap_means(rows, resamples, rng)

@@ -65,7 +65,9 @@ def _alive(pid: Any) -> bool:
 
 
 def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) -> Report:
-    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0})
+    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
+        lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0}
+    )
     problems = []
     for study, study_blocks in blocks.items():
         found = study_damage(study, study_blocks)  # what Snakemake's next run redoes

@@ -7,10 +7,11 @@ are named by dotted path ("package.module:Name") and imported on first use.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hivebench.method import MethodImpl
@@ -112,7 +113,8 @@ class Suite:
     tasks: dict[str, TaskKind]  # task kind -> its implementation
     methods: dict[str, MethodImpl]  # method kinds this suite implements itself
     metrics: tuple[Metric, ...]  # the episode-summary columns scores and contrasts run over
-    schema: str  # the schema fragment ($defs `<kind>_task` / `<kind>_method`): a file of the suite's package (a path inside it)
+    # the schema fragment ($defs `<kind>_task` / `<kind>_method`): a file of the suite's package (a path in it)
+    schema: str
     text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
     # renders the suite's report section ("module:function"): (its episodes, folder, link prefix,
     # resamples, confidence, bootstrap seed, its published tables and the frozen anchors from the

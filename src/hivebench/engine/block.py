@@ -4,9 +4,10 @@ disjoint union (CSR), so one round of the whole block is one batch of arrays."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 import numpy as np
 

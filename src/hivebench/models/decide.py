@@ -58,7 +58,10 @@ def repair_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
 
 def add(a: Usage, b: Usage) -> Usage:
     return Usage(
-        a.input_tokens + b.input_tokens, a.output_tokens + b.output_tokens, a.latency_s + b.latency_s, a.retries + b.retries
+        a.input_tokens + b.input_tokens,
+        a.output_tokens + b.output_tokens,
+        a.latency_s + b.latency_s,
+        a.retries + b.retries,
     )
 
 
@@ -101,15 +104,21 @@ class Decider:
                 if result.mode == MALFORMED:
                     server = getattr(self.backend, "base_url", self.backend.name)
                     cell = str(self.caches[episodes[i]].path).removesuffix(".calls.jsonl")
-                    log.warning("cell %s: %s answered with a malformed response: counted as an invalid reply", cell, server)
+                    log.warning(
+                        "cell %s: %s answered with a malformed response: counted as an invalid reply", cell, server
+                    )
         return results  # type: ignore[return-value]  # every slot is filled above
 
     def decide(self, requests: list[ChatRequest], episodes: list[int]) -> list[Decision]:
         results = self.complete(requests, episodes)
         checked = [check(r.text, q.schema) for r, q in zip(results, requests)]
         bad = [i for i, (_, error) in enumerate(checked) if error is not None]
-        repairs = self.complete([repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad], [episodes[i] for i in bad])
-        decisions = [Decision(value, result.text, VALID, 1, result.usage) for (value, _), result in zip(checked, results)]
+        repairs = self.complete(
+            [repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad], [episodes[i] for i in bad]
+        )
+        decisions = [
+            Decision(value, result.text, VALID, 1, result.usage) for (value, _), result in zip(checked, results)
+        ]
         for i, repaired in zip(bad, repairs):
             value, error = check(repaired.text, requests[i].schema)
             status = REPAIRED if error is None else FALLBACK

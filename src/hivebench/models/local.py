@@ -42,7 +42,9 @@ from hivebench.models import (
 SHORT_QUERIES = 16
 
 
-def grouped_attention(module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any) -> tuple[Any, None]:
+def grouped_attention(
+    module: Any, query: Any, key: Any, value: Any, attention_mask: Any, **kwargs: Any
+) -> tuple[Any, None]:
     """`sdpa`, but a few queries per row (a decoding step, with the tokens the grammar forces) attend
     by two grouped matrix products on the key/value heads: transformers copies the whole KV cache for
     each query head there, and CPU `sdpa` with a mask is slower than the products themselves."""
@@ -97,7 +99,9 @@ class SchemaSampler:
         from llguidance import LLMatcher
 
         self.matchers = [
-            LLMatcher(ll_tokenizer, LLMatcher.grammar_from_json_schema(r.schema, defaults={"whitespace_flexible": False}))
+            LLMatcher(
+                ll_tokenizer, LLMatcher.grammar_from_json_schema(r.schema, defaults={"whitespace_flexible": False})
+            )
             for r in requests
         ]
         for matcher in self.matchers:
@@ -149,7 +153,9 @@ class SchemaSampler:
             probs = probs.scatter(0, order, ordered.masked_fill(outside, 0.0))
         # Inverse CDF with one uniform draw: a tenth of torch.multinomial's time over a large vocabulary.
         cdf = probs.cumsum(0)
-        return int(torch.searchsorted(cdf, torch.rand((), generator=generator) * cdf[-1], right=True).clamp(max=len(cdf) - 1))
+        return int(
+            torch.searchsorted(cdf, torch.rand((), generator=generator) * cdf[-1], right=True).clamp(max=len(cdf) - 1)
+        )
 
 
 @dataclass
@@ -201,7 +207,9 @@ STATES_KEPT_MB = 1024
 class TransformersBackend:
     name = "transformers"
 
-    def __init__(self, model: str, path: str, threads: int = 1, dtype: str = "float32", batch_rows: int = 64, reuse: bool = True):
+    def __init__(
+        self, model: str, path: str, threads: int = 1, dtype: str = "float32", batch_rows: int = 64, reuse: bool = True
+    ):
         self.model = f"{model}:{dtype}"  # the weights' precision changes replies: part of the cache key
         self.path = path
         self.threads = threads
@@ -215,7 +223,10 @@ class TransformersBackend:
 
     def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
         model, tokenizer, _ = load_model(self.path, self.threads, self.dtype)
-        prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in requests]
+        prompts = [
+            tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False)
+            for r in requests
+        ]
         tokens = tokenizer(prompts, add_special_tokens=False)["input_ids"]
         groups: dict[Sampling, list[int]] = {}
         for i, request in enumerate(requests):
@@ -224,7 +235,9 @@ class TransformersBackend:
         for sampling, members in groups.items():
             for start in range(0, len(members), self.batch_rows):
                 chunk = members[start : start + self.batch_rows]
-                for i, result in zip(chunk, self._decode([tokens[i] for i in chunk], [requests[i] for i in chunk], sampling)):
+                for i, result in zip(
+                    chunk, self._decode([tokens[i] for i in chunk], [requests[i] for i in chunk], sampling)
+                ):
                     results[i] = result
                     on_result(i, result)
         return results  # type: ignore[return-value]  # every request is in one group
@@ -285,7 +298,14 @@ class TransformersBackend:
         self.prefilled["computed"] += sum(map(len, rows))
         live = list(range(len(rows)))
         with torch.inference_mode():
-            out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions[:, longest:], cache=cache, use_cache=True, logits_to_keep=1)
+            out = model(
+                input_ids=input_ids,
+                attention_mask=mask,
+                position_ids=positions[:, longest:],
+                cache=cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
             position = positions[:, -1]
             prefilled = time.perf_counter()
             while live:
@@ -293,11 +313,26 @@ class TransformersBackend:
                 feeds, going = [], []
                 for i, (row, token) in enumerate(zip(live, chosen)):
                     generated[row].append(token)
-                    forced = [] if token == tokenizer.eos_token_id else sampler.forced(row, sampling.max_tokens - len(generated[row]))
+                    forced = (
+                        []
+                        if token == tokenizer.eos_token_id
+                        else sampler.forced(row, sampling.max_tokens - len(generated[row]))
+                    )
                     generated[row] += forced
-                    if token == tokenizer.eos_token_id or sampler.stopped(row) or len(generated[row]) >= sampling.max_tokens:
+                    if (
+                        token == tokenizer.eos_token_id
+                        or sampler.stopped(row)
+                        or len(generated[row]) >= sampling.max_tokens
+                    ):
                         if requests[row].keep_state and self.reuse:
-                            self._keep_row(requests[row], prompts[row] + generated[row][: fed[row]], cache, mask[i], i, tokenizer.decode(generated[row], skip_special_tokens=True))
+                            self._keep_row(
+                                requests[row],
+                                prompts[row] + generated[row][: fed[row]],
+                                cache,
+                                mask[i],
+                                i,
+                                tokenizer.decode(generated[row], skip_special_tokens=True),
+                            )
                     else:
                         feeds.append([token, *forced])
                         going.append(i)
@@ -313,18 +348,31 @@ class TransformersBackend:
                 mask = torch.cat([mask, new], dim=1)
                 steps = position[:, None] + new.cumsum(-1)
                 position = steps[:, -1]
-                out = model(input_ids=ids, attention_mask=mask, position_ids=steps, cache=cache, use_cache=True, logits_to_keep=1)
+                out = model(
+                    input_ids=ids,
+                    attention_mask=mask,
+                    position_ids=steps,
+                    cache=cache,
+                    use_cache=True,
+                    logits_to_keep=1,
+                )
         ended = time.perf_counter()
         self.seconds["prefill"] += prefilled - started
         self.seconds["decode"] += ended - prefilled
         latency = round(ended - started, 6)
         return [
-            ChatResult(tokenizer.decode(tokens, skip_special_tokens=True), Usage(len(prompt), len(tokens), latency, 0), "constrained")
+            ChatResult(
+                tokenizer.decode(tokens, skip_special_tokens=True),
+                Usage(len(prompt), len(tokens), latency, 0),
+                "constrained",
+            )
             for prompt, tokens in zip(prompts, generated)
         ]
 
     @staticmethod
-    def _first_inputs(model: Any, rows: list[list[int]], reused: list[State | None], kept: list[int], pad: int) -> tuple[Any, Any, Any]:
+    def _first_inputs(
+        model: Any, rows: list[list[int]], reused: list[State | None], kept: list[int], pad: int
+    ) -> tuple[Any, Any, Any]:
         """The batch's first forward: each row's reused KV cache (`kept` tokens) right-aligned to the
         longest, then its new tokens left-padded; (input ids, the attention mask over both, the KV cache)."""
         import torch
@@ -342,7 +390,10 @@ class TransformersBackend:
                 keys, values = torch.zeros(shape, dtype=like.dtype), torch.zeros(shape, dtype=like.dtype)
                 for r, state in enumerate(reused):
                     if state is not None:
-                        keys[r, :, longest - kept[r] :], values[r, :, longest - kept[r] :] = state.layers[layer][0][0], state.layers[layer][1][0]
+                        keys[r, :, longest - kept[r] :], values[r, :, longest - kept[r] :] = (
+                            state.layers[layer][0][0],
+                            state.layers[layer][1][0],
+                        )
                 cache.update(keys, values, layer)
         input_ids, new = left_padded(rows, pad)
         return input_ids, torch.cat([mask, new], dim=1), cache
@@ -350,5 +401,8 @@ class TransformersBackend:
     def _keep_row(self, request: ChatRequest, tokens: list[int], cache: Any, mask: Any, index: int, text: str) -> None:
         """Keep a finished row's KV cache for the agent's next round (its chat with this reply)."""
         where = mask.nonzero().squeeze(1)
-        layers = [(layer.keys[index : index + 1, :, where], layer.values[index : index + 1, :, where]) for layer in cache.layers]
+        layers = [
+            (layer.keys[index : index + 1, :, where], layer.values[index : index + 1, :, where])
+            for layer in cache.layers
+        ]
         self._keep(chat_key((*request.messages, {"role": "assistant", "content": text})), State(tokens, layers))

@@ -11,7 +11,19 @@ from hivebench.models import Backend
 from hivebench.models.builtin import BUILTIN, folder
 
 # The method parameters that choose and reach a model (the rest shape prompts and sampling).
-BACKEND_KEYS = ("backend", "model", "base_url", "api_key_env", "threads", "dtype", "batch_rows", "concurrency", "timeout_s", "max_retries", "retry_total_s")
+BACKEND_KEYS = (
+    "backend",
+    "model",
+    "base_url",
+    "api_key_env",
+    "threads",
+    "dtype",
+    "batch_rows",
+    "concurrency",
+    "timeout_s",
+    "max_retries",
+    "retry_total_s",
+)
 
 
 def local_path(model: str) -> Path:
@@ -34,7 +46,11 @@ def _open(settings_json: str) -> Backend:
         from hivebench.models.local import TransformersBackend
 
         return TransformersBackend(
-            settings["model"], str(local_path(settings["model"])), settings["threads"], settings["dtype"], settings["batch_rows"]
+            settings["model"],
+            str(local_path(settings["model"])),
+            settings["threads"],
+            settings["dtype"],
+            settings["batch_rows"],
         )
     from hivebench.models.remote import OpenAIBackend, RetryPolicy
 

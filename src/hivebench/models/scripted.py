@@ -42,7 +42,9 @@ class ScriptedBackend:
         results = []
         for index, _ in enumerate(requests):
             if self.used >= len(self.replies):
-                raise BackendError(f"{self.model}: {len(self.replies)} scripted replies, and request {self.used + 1} needs one more")
+                raise BackendError(
+                    f"{self.model}: {len(self.replies)} scripted replies, and request {self.used + 1} needs one more"
+                )
             results.append(ChatResult(self.replies[self.used], Usage(), mode="scripted"))
             self.used += 1
             on_result(index, results[-1])

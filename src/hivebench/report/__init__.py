@@ -11,15 +11,24 @@ them: the common files' in this package's captions/, a suite's in its package's 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 COMMON_FILES = (
-    "scores.csv", "scores.md", "scores.tex", "scaling.html", "scaling.png",
-    "contrasts.csv", "contrasts.md", "contrasts.tex", "forest.html", "forest.png",
+    "scores.csv",
+    "scores.md",
+    "scores.tex",
+    "scaling.html",
+    "scaling.png",
+    "contrasts.csv",
+    "contrasts.md",
+    "contrasts.tex",
+    "forest.html",
+    "forest.png",
     "index.html",
-)  # fmt: skip
+)
 SECTION_FILE = "section.html"
 
 

@@ -22,13 +22,20 @@ def scaling_chart(scores: pd.DataFrame, confidence: float) -> alt.FacetChart:
         entry = scores["task"].str.rsplit(".", n=1).str[0]
         group = entry if entry.nunique() <= MAX_TASK_ROWS else scores["suite"]
         keys = ["method", "population", "metric"]
-        scores = scores.assign(group=group).groupby(["group", *keys], sort=False)[["mean", "lo", "hi"]].mean().reset_index()
+        scores = (
+            scores.assign(group=group).groupby(["group", *keys], sort=False)[["mean", "lo", "hi"]].mean().reset_index()
+        )
         scores = scores.assign(task=scores["group"] + " (mean over its tasks)", n=np.nan)
-        title = f"Scores by population: per task entry (or suite), the mean over its tasks of their means and {confidence:.0%} intervals"
+        title = (
+            "Scores by population: per task entry (or suite), the mean over its tasks of their means "
+            f"and {confidence:.0%} intervals"
+        )
     methods = list(pd.unique(scores["method"]))
     populations = sorted(int(n) for n in pd.unique(scores["population"]))
     base = alt.Chart().encode(
-        x=alt.X("population:Q", title="population N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=populations)),
+        x=alt.X(
+            "population:Q", title="population N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=populations)
+        ),
         color=alt.Color("method:N", sort=methods),
     )
     line = base.mark_line(point=True).encode(
@@ -57,9 +64,17 @@ def forest_chart(contrasts: pd.DataFrame, confidence: float) -> alt.FacetChart:
     points = base.mark_point(filled=True).encode(
         x=alt.X("estimate:Q", title="difference (A − B)"),
         color=alt.Color("scope:N", title="population", sort=scopes),
-        tooltip=["contrast", "scope", "metric", alt.Tooltip("estimate:Q", format=".2f"),
-                 alt.Tooltip("lo:Q", format=".2f"), alt.Tooltip("hi:Q", format=".2f"), "n_units", "dropped_units"],
-    )  # fmt: skip
+        tooltip=[
+            "contrast",
+            "scope",
+            "metric",
+            alt.Tooltip("estimate:Q", format=".2f"),
+            alt.Tooltip("lo:Q", format=".2f"),
+            alt.Tooltip("hi:Q", format=".2f"),
+            "n_units",
+            "dropped_units",
+        ],
+    )
     bars = base.mark_rule().encode(x="lo:Q", x2="hi:Q", color="scope:N")
     zero = alt.Chart().mark_rule(color="#888", strokeDash=[4, 4]).encode(x=alt.datum(0))
     return (

@@ -20,6 +20,21 @@ th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: righ
 th { background: #f4f4f4; }"""
 
 
+# The scores table's files, as the page links them.
+SCORE_LINKS = [
+    ("scores.csv", "scores.csv"),
+    ("scores.md", ".md"),
+    ("scores.tex", ".tex"),
+    ("scaling.html", "interactive scaling plot"),
+]
+CONTRAST_LINKS = [
+    ("contrasts.csv", "contrasts.csv"),
+    ("contrasts.md", ".md"),
+    ("contrasts.tex", ".tex"),
+    ("forest.html", "interactive forest plot"),
+]
+
+
 def write_tables(frame: pd.DataFrame, out: Path, stem: str) -> None:
     """`stem`.csv (full precision), .md and .tex (two decimals, LaTeX-escaped)."""
     frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")
@@ -39,7 +54,11 @@ def html_table(frame: pd.DataFrame) -> str:
 
 def file_links(prefix: str, names: list[tuple[str, str]]) -> str:
     """`Files: a · b`, each linking `prefix + file`."""
-    return "<p>Files: " + " &middot; ".join(f'<a href="{html.escape(prefix + f)}">{html.escape(t)}</a>' for f, t in names) + "</p>"
+    return (
+        "<p>Files: "
+        + " &middot; ".join(f'<a href="{html.escape(prefix + f)}">{html.escape(t)}</a>' for f, t in names)
+        + "</p>"
+    )
 
 
 def cross_suite_summary(scores: pd.DataFrame) -> pd.DataFrame:
@@ -62,12 +81,17 @@ def _contrasts_html(contrasts: pd.DataFrame, confidence: float) -> str:
 bootstrap resamples of units within suite &times; population strata, {confidence:.0%} percentile interval.</p>
 <ul>{dropped_note}</ul>
 {html_table(contrasts[CONTRAST_COLUMNS])}
-{file_links("", [("contrasts.csv", "contrasts.csv"), ("contrasts.md", ".md"), ("contrasts.tex", ".tex"), ("forest.html", "interactive forest plot")])}
+{file_links("", CONTRAST_LINKS)}
 <img src="forest.png" alt="forest plot of paired contrasts" style="max-width: 100%">"""
 
 
 def render_page(
-    study: str, scores: pd.DataFrame, contrasts: pd.DataFrame, sections: list[str], out_dir: str | Path, confidence: float
+    study: str,
+    scores: pd.DataFrame,
+    contrasts: pd.DataFrame,
+    sections: list[str],
+    out_dir: str | Path,
+    confidence: float,
 ) -> Path:
     """Write the common files and index.html; `sections` are the suites whose section.html (already
     written into out_dir/<suite>/) the page embeds, in order."""
@@ -97,7 +121,7 @@ def render_page(
 {_contrasts_html(contrasts, confidence)}
 <h2>Scores by population</h2>
 {html_table(scores[SCORE_COLUMNS])}
-{file_links("", [("scores.csv", "scores.csv"), ("scores.md", ".md"), ("scores.tex", ".tex"), ("scaling.html", "interactive scaling plot")])}
+{file_links("", SCORE_LINKS)}
 <img src="scaling.png" alt="scores against population per method" style="max-width: 100%">
 </body></html>
 """

@@ -9,6 +9,8 @@ from hivebench.method import Method, MethodImpl
 
 METHOD = Method(
     name="llm",
-    impl=MethodImpl("hivebench.agents.llm.agent:LLMAgent", version=4, calls_models=True, reads_text=True, hooks=LLMHooks()),
+    impl=MethodImpl(
+        "hivebench.agents.llm.agent:LLMAgent", version=4, calls_models=True, reads_text=True, hooks=LLMHooks()
+    ),
     schema="schema.yaml",
 )

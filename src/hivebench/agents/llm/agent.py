@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -124,9 +125,11 @@ class LLMAgent(Policy):
         return [
             ChatRequest(
                 self.chats.chat(observation, v, self.notes[-1][v]),
-                decision_schema(self.view.reply_schema(observation, v), self.chars), self.sampling, int(samples[v]),
+                decision_schema(self.view.reply_schema(observation, v), self.chars),
+                self.sampling,
+                int(samples[v]),
                 keep_state=self.chats.window is None,
-            )  # fmt: skip
+            )
             for v in agents.tolist()
         ]
 
@@ -160,7 +163,9 @@ class LLMAgent(Policy):
             decisions[v] = decision
             self.chats.replied(v, decision.text)
         # A fallback keeps the agent's old notes; its action is the view's default.
-        self.notes.append([old if d is None or d.value is None else d.value["notes"] for old, d in zip(self.notes[-1], decisions)])
+        self.notes.append(
+            [old if d is None or d.value is None else d.value["notes"] for old, d in zip(self.notes[-1], decisions)]
+        )
         self.rounds.append(decisions)
         self._progress(observation.horizon)
         return self.view.actions(observation, [None if d is None else d.value for d in decisions])
@@ -169,9 +174,17 @@ class LLMAgent(Policy):
         totals = self._totals([d for round_ in self.rounds for d in round_ if d is not None])
         log.info(
             "%s: round %d/%d, %d calls (%d made, %d from cache), %d input / %d output tokens, %d retries, %d fallbacks",
-            self.label, len(self.rounds), steps, totals["llm_calls"], self.decider.calls_made,
-            self.decider.hits, totals["input_tokens"], totals["output_tokens"], totals["retries"], totals["fallback"],
-        )  # fmt: skip
+            self.label,
+            len(self.rounds),
+            steps,
+            totals["llm_calls"],
+            self.decider.calls_made,
+            self.decider.hits,
+            totals["input_tokens"],
+            totals["output_tokens"],
+            totals["retries"],
+            totals["fallback"],
+        )
 
     def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
         """One episode's notes after each of its states and decisions of each of its rounds."""

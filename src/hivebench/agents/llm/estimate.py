@@ -14,8 +14,9 @@ at most one more call. For a local `transformers` model the peak memory of a job
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 from hivebench.agents.llm.agent import LLMAgent
 from hivebench.method import CellEstimate

@@ -5,8 +5,9 @@ slots, and its estimate. Standard library at import: the heavy parts are importe
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import CellEstimate, MethodHooks, file_param, file_problems
 from hivebench.models.builtin import BUILTIN, folder, package_dir

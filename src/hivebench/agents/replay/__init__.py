@@ -6,8 +6,9 @@ Standard library only: the Snakefile reads this declaration at parse time.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import Method, MethodHooks, MethodImpl, file_param, file_problems
 

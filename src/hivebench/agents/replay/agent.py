@@ -34,7 +34,7 @@ def read_script(path: str | Path) -> dict[tuple[int, int], dict[str, Any]]:
             entry = json.loads(line)
             script[(int(entry["step"]), int(entry["agent"]))] = dict(entry["reply"])
         except (ValueError, KeyError, TypeError):
-            raise ValueError(f"{path}:{number}: expected {{\"step\": t, \"agent\": v, \"reply\": {{...}}}}") from None
+            raise ValueError(f'{path}:{number}: expected {{"step": t, "agent": v, "reply": {{...}}}}') from None
     return script
 
 

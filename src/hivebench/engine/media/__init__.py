@@ -12,7 +12,7 @@ A medium that changes another (loss, delay, a trace field, NoComm) wraps it; see
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from hivebench.engine.api import Medium
 from hivebench.engine.media.neighbours import NeighbourMessages

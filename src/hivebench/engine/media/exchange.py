@@ -26,7 +26,14 @@ from hivebench.engine.block import GraphBlock
 from hivebench.engine.media.neighbours import check_neighbours
 
 MESSAGE_SCHEMA = pa.schema(
-    [("step", pa.int32()), ("sender", pa.int32()), ("receiver", pa.int32()), ("key", pa.string()), ("size", pa.int32()), ("text", pa.string())]
+    [
+        ("step", pa.int32()),
+        ("sender", pa.int32()),
+        ("receiver", pa.int32()),
+        ("key", pa.string()),
+        ("size", pa.int32()),
+        ("text", pa.string()),
+    ]
 )
 
 
@@ -46,11 +53,12 @@ class Outbox:
     def take(self, rows: np.ndarray) -> Outbox:
         picked = rows.tolist()
         return Outbox(
-            self.sender[rows], self.receiver[rows],
+            self.sender[rows],
+            self.receiver[rows],
             None if self.text is None else [self.text[i] for i in picked],
             None if self.payload is None else self.payload[rows],
             None if self.keys is None else [self.keys[i] for i in picked],
-        )  # fmt: skip
+        )
 
     @staticmethod
     def empty() -> Outbox:
@@ -174,7 +182,13 @@ class Exchange:
             messages += b.per_episode(agents=outbox.sender)
             chars += b.per_episode(sizes, outbox.sender).astype(np.int64)
             deliveries += b.per_episode(agents=delivered.receiver)
-        return {"messages": messages, "deliveries": deliveries, "message_chars": chars, "truncated_messages": self.truncated, "refused_writes": self.refused}
+        return {
+            "messages": messages,
+            "deliveries": deliveries,
+            "message_chars": chars,
+            "truncated_messages": self.truncated,
+            "refused_writes": self.refused,
+        }
 
     def tables(self, episode: int) -> dict[str, pa.Table]:
         """`messages`: every message of the episode: the round it was sent in, sender, receiver (-1:
@@ -186,14 +200,21 @@ class Exchange:
             if not len(rows):
                 continue
             receiver = outbox.receiver[rows]
-            parts.append(pa.table({
-                "step": np.full(len(rows), step, dtype=np.int32),
-                "sender": (outbox.sender[rows] - base).astype(np.int32),
-                "receiver": np.where(receiver >= 0, receiver - base, -1).astype(np.int32),
-                "key": pa.nulls(len(rows), pa.string()) if outbox.keys is None else pa.array([outbox.keys[i] for i in rows.tolist()], pa.string()),
-                "size": sizes[rows].astype(np.int32),
-                "text": self._texts(episode, outbox, rows),
-            }, schema=MESSAGE_SCHEMA))  # fmt: skip
+            parts.append(
+                pa.table(
+                    {
+                        "step": np.full(len(rows), step, dtype=np.int32),
+                        "sender": (outbox.sender[rows] - base).astype(np.int32),
+                        "receiver": np.where(receiver >= 0, receiver - base, -1).astype(np.int32),
+                        "key": pa.nulls(len(rows), pa.string())
+                        if outbox.keys is None
+                        else pa.array([outbox.keys[i] for i in rows.tolist()], pa.string()),
+                        "size": sizes[rows].astype(np.int32),
+                        "text": self._texts(episode, outbox, rows),
+                    },
+                    schema=MESSAGE_SCHEMA,
+                )
+            )
         return {"messages": pa.concat_tables(parts) if parts else MESSAGE_SCHEMA.empty_table()}
 
     def _texts(self, episode: int, outbox: Outbox, rows: np.ndarray) -> pa.StringArray:
@@ -236,7 +257,9 @@ class SharedStore(Exchange):
         """No deliveries: the store as every agent reads it this round (a copy: this round's writes
         land after), and the last round's refused writes."""
         inbox = super().deliver(where)
-        return Delivered(inbox.outbox, inbox.receiver, inbox.sender, inbox.message, [dict(s) for s in self.store], self.refusals)
+        return Delivered(
+            inbox.outbox, inbox.receiver, inbox.sender, inbox.message, [dict(s) for s in self.store], self.refusals
+        )
 
     def _check(self, step: int, outbox: Outbox) -> None:
         if outbox.keys is None or len(outbox.keys) != len(outbox):

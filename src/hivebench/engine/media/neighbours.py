@@ -8,8 +8,9 @@ its last round.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import cached_property, partial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -19,7 +20,13 @@ from hivebench.engine.block import GraphBlock
 from hivebench.engine.media.outbox import Outbox, cut
 
 MESSAGE_SCHEMA = pa.schema(
-    [("step", pa.int32()), ("sender", pa.int32()), ("receiver", pa.int32()), ("size", pa.int32()), ("text", pa.string())]
+    [
+        ("step", pa.int32()),
+        ("sender", pa.int32()),
+        ("receiver", pa.int32()),
+        ("size", pa.int32()),
+        ("text", pa.string()),
+    ]
 )
 
 Table = pa.Table | Callable[[], pa.Table]
@@ -104,7 +111,11 @@ class NeighbourMessages:
     def counts(self, episode: int) -> dict[str, int]:
         """How many messages the episode's agents sent, their characters, and how many were cut."""
         _, messages, chars = self._recorded
-        return {"messages": int(messages[episode]), "message_chars": int(chars[episode]), "truncated_messages": int(self.truncated[episode])}
+        return {
+            "messages": int(messages[episode]),
+            "message_chars": int(chars[episode]),
+            "truncated_messages": int(self.truncated[episode]),
+        }
 
     def tables(self, episode: int) -> dict[str, Table]:
         """`messages`: every message of the episode, in its own agent indices (a classical policy's
@@ -117,8 +128,10 @@ class NeighbourMessages:
         characters. A classical policy's messages are checked against the cap here."""
         first = self.sent[0][1] if self.sent else None
         dictionary = None if first is None else first.dictionary
-        if dictionary is not None and not self.partial_rounds and all(
-            o.dictionary is dictionary and o.per_sender == first.per_sender for _, o in self.sent
+        if (
+            dictionary is not None
+            and not self.partial_rounds
+            and all(o.dictionary is dictionary and o.per_sender == first.per_sender for _, o in self.sent)
         ):
             coded = Coded(self, dictionary)
             return [partial(coded.table, s) for s in range(self.block.episodes)], *coded.totals()
@@ -139,13 +152,15 @@ class NeighbourMessages:
         if parts[0][1].text is None and len(text) and pc.max(size).as_py() > self.max_chars:
             raise ValueError(f"a classical message is longer than the cap of {self.max_chars} characters")
         base = episode * n
-        return pa.table({
-            "step": np.concatenate([np.full(len(o.sender), step, dtype=np.int32) for step, o in parts]),
-            "sender": (np.concatenate([o.sender for _, o in parts]) - base).astype(np.int32),
-            "receiver": (np.concatenate([o.receiver for _, o in parts]) - base).astype(np.int32),
-            "size": size.cast(pa.int32()),
-            "text": text,
-        })  # fmt: skip
+        return pa.table(
+            {
+                "step": np.concatenate([np.full(len(o.sender), step, dtype=np.int32) for step, o in parts]),
+                "sender": (np.concatenate([o.sender for _, o in parts]) - base).astype(np.int32),
+                "receiver": (np.concatenate([o.receiver for _, o in parts]) - base).astype(np.int32),
+                "size": size.cast(pa.int32()),
+                "text": text,
+            }
+        )
 
 
 class Coded:
@@ -170,13 +185,16 @@ class Coded:
         rounds, edges = m.last_round[episode] + 1, hi - lo
         columns = b.src[lo:hi] if self.per_sender else slice(lo, hi)
         own = self.codes[:rounds, columns].ravel().astype(np.int32)
-        return pa.table([
-            np.repeat(np.arange(rounds, dtype=np.int32), edges),
-            np.tile((b.src[lo:hi] - episode * b.n).astype(np.int32), rounds),
-            np.tile((b.indices[lo:hi] - episode * b.n).astype(np.int32), rounds),
-            self.sizes[:rounds, columns].ravel(),
-            pa.DictionaryArray.from_arrays(pa.array(own), self.dictionary),
-        ], names=MESSAGE_SCHEMA.names)  # fmt: skip
+        return pa.table(
+            [
+                np.repeat(np.arange(rounds, dtype=np.int32), edges),
+                np.tile((b.src[lo:hi] - episode * b.n).astype(np.int32), rounds),
+                np.tile((b.indices[lo:hi] - episode * b.n).astype(np.int32), rounds),
+                self.sizes[:rounds, columns].ravel(),
+                pa.DictionaryArray.from_arrays(pa.array(own), self.dictionary),
+            ],
+            names=MESSAGE_SCHEMA.names,
+        )
 
     def totals(self) -> tuple[np.ndarray, np.ndarray]:
         """Per episode, how many messages its agents sent and their characters."""
@@ -186,5 +204,7 @@ class Coded:
         owner = np.repeat(np.arange(b.episodes), b.n if self.per_sender else edges)
         weight = b.degrees if self.per_sender else 1
         live = np.arange(len(self.sizes))[:, None] <= m.last_round[owner][None, :]
-        chars = np.bincount(owner, weights=self.sizes.sum(axis=0, where=live, dtype=np.int64) * weight, minlength=b.episodes)
+        chars = np.bincount(
+            owner, weights=self.sizes.sum(axis=0, where=live, dtype=np.int64) * weight, minlength=b.episodes
+        )
         return (m.last_round + 1) * edges, chars.astype(int)

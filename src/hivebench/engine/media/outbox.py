@@ -34,14 +34,18 @@ class Outbox:
     def take(self, rows: np.ndarray) -> Outbox:
         if self.per_sender:
             assert self.payload is not None and self.codes is not None
-            per_message = Outbox(self.sender, self.receiver, None, self.payload[self.sender], self.codes[self.sender], self.dictionary)
+            per_message = Outbox(
+                self.sender, self.receiver, None, self.payload[self.sender], self.codes[self.sender], self.dictionary
+            )
             return per_message.take(rows)
         return Outbox(
-            self.sender[rows], self.receiver[rows],
+            self.sender[rows],
+            self.receiver[rows],
             None if self.text is None else self.text.take(pa.array(rows)),
             None if self.payload is None else self.payload[rows],
-            None if self.codes is None else self.codes[rows], self.dictionary,
-        )  # fmt: skip
+            None if self.codes is None else self.codes[rows],
+            self.dictionary,
+        )
 
     @staticmethod
     def empty() -> Outbox:

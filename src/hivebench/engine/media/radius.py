@@ -13,7 +13,15 @@ import pyarrow.compute as pc
 from hivebench.engine.block import Block
 from hivebench.engine.media.outbox import Outbox, cut
 
-MESSAGE_SCHEMA = pa.schema([("step", pa.int32()), ("sender", pa.int32()), ("size", pa.int32()), ("receivers", pa.int32()), ("text", pa.string())])
+MESSAGE_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),
+        ("sender", pa.int32()),
+        ("size", pa.int32()),
+        ("receivers", pa.int32()),
+        ("text", pa.string()),
+    ]
+)
 
 
 class RadiusBroadcast:
@@ -38,7 +46,11 @@ class RadiusBroadcast:
         text, long = cut(outbox.text, self.max_chars)
         self.truncated += self.block.per_episode(agents=outbox.sender[long])
         self.messages += self.block.per_episode(agents=outbox.sender)
-        self.pending = (step, Outbox(outbox.sender, outbox.receiver, text), np.zeros(len(outbox.sender), dtype=np.int64))
+        self.pending = (
+            step,
+            Outbox(outbox.sender, outbox.receiver, text),
+            np.zeros(len(outbox.sender), dtype=np.int64),
+        )
         self.sent.append(self.pending)
 
     def deliver(self, where: tuple[np.ndarray, np.ndarray] | None = None) -> Outbox:
@@ -83,11 +95,16 @@ class RadiusBroadcast:
             mine = np.flatnonzero(outbox.sender // n == episode)
             assert outbox.text is not None
             texts = outbox.text.take(pa.array(mine))
-            parts.append(pa.table({
-                "step": pa.array(np.full(len(mine), step, dtype=np.int32)),
-                "sender": pa.array((outbox.sender[mine] % n).astype(np.int32)),
-                "size": pa.array(pc.utf8_length(texts).to_numpy(zero_copy_only=False).astype(np.int32)),
-                "receivers": pa.array(receivers[mine].astype(np.int32)),
-                "text": texts,
-            }, schema=MESSAGE_SCHEMA))  # fmt: skip
+            parts.append(
+                pa.table(
+                    {
+                        "step": pa.array(np.full(len(mine), step, dtype=np.int32)),
+                        "sender": pa.array((outbox.sender[mine] % n).astype(np.int32)),
+                        "size": pa.array(pc.utf8_length(texts).to_numpy(zero_copy_only=False).astype(np.int32)),
+                        "receivers": pa.array(receivers[mine].astype(np.int32)),
+                        "text": texts,
+                    },
+                    schema=MESSAGE_SCHEMA,
+                )
+            )
         return {"messages": pa.concat_tables(parts) if parts else MESSAGE_SCHEMA.empty_table()}

@@ -4,8 +4,9 @@ Parse-time part: standard library only."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
@@ -64,7 +65,11 @@ SUITE = Suite(
     metrics=(Metric("score"), Metric("solved")),
     schema="schema.yaml",
     text_view=f"{PACKAGE}.text:NetView",
-    example={"task": {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4}, "method": "random", "population": 8},
+    example={
+        "task": {"kind": "agentsnet", "problem": "matching", "family": "delaunay", "rounds": 4},
+        "method": "random",
+        "population": 8,
+    },
     report=f"{PACKAGE}.report:render",
     report_files=("agentsnet.csv", "agentsnet.md", "agentsnet.tex", "agentsnet_scaling.html", "agentsnet_scaling.png"),
 )

@@ -101,6 +101,10 @@ def diameter(adjacency: csr_matrix, chunk: int = 256) -> int:
     (the whole distance matrix of 10,000 nodes would take 800 MB)."""
     n = adjacency.shape[0]
     return max(
-        int(shortest_path(adjacency, unweighted=True, directed=False, indices=np.arange(start, min(n, start + chunk))).max())
+        int(
+            shortest_path(
+                adjacency, unweighted=True, directed=False, indices=np.arange(start, min(n, start + chunk))
+            ).max()
+        )
         for start in range(0, n, chunk)
     )

@@ -61,7 +61,9 @@ def _is_in(answers: pa.StringArray, values: list[str]) -> np.ndarray:
 def _coloring(block: Block, answers: pa.StringArray) -> tuple[np.ndarray, np.ndarray]:
     """The fraction of properly coloured edges, 0 where any answer is invalid."""
     colors = np.array([g.max_degree + 1 for g in block.graphs])
-    code = pc.index_in(answers, value_set=pa.array(groups(int(colors.max())))).fill_null(-1).to_numpy(zero_copy_only=False)
+    code = (
+        pc.index_in(answers, value_set=pa.array(groups(int(colors.max())))).fill_null(-1).to_numpy(zero_copy_only=False)
+    )
     valid = (code >= 0) & (code < np.repeat(colors, block.n))
     u, v = block.edges[:, 0], block.edges[:, 1]
     proper = block.per_episode(code[u] != code[v], u) / block.edge_counts

@@ -51,13 +51,23 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     return (
         alt.layer(line, bars, data=long)
         .properties(width=180, height=150)
-        .facet(column=alt.Column("problem:N", title=None, sort=list(pd.unique(table["problem"]))), row=alt.Row("metric:N", title=None))
+        .facet(
+            column=alt.Column("problem:N", title=None, sort=list(pd.unique(table["problem"]))),
+            row=alt.Row("metric:N", title=None),
+        )
         .properties(title=f"AgentsNet by n: mean and {confidence:.0%} bootstrap interval over instances")
     )
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
+    episodes: pd.DataFrame,
+    out: Path,
+    prefix: str,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    published: dict,
+    anchors: dict,
 ) -> str:
     """Write the AgentsNet files into `out`; return the section's HTML (no published table yet)."""
     table = summary_table(episodes, resamples, confidence, seed)
@@ -67,7 +77,12 @@ def render(
         score=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
         solved=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.solved, table.solved_lo, table.solved_hi)],
     )[["problem", "family", "n", "method", "score", "solved", "rounds", "episodes"]]
-    links = [("agentsnet.csv", "agentsnet.csv"), ("agentsnet.md", ".md"), ("agentsnet.tex", ".tex"), ("agentsnet_scaling.html", "interactive chart")]
+    links = [
+        ("agentsnet.csv", "agentsnet.csv"),
+        ("agentsnet.md", ".md"),
+        ("agentsnet.tex", ".tex"),
+        ("agentsnet_scaling.html", "interactive chart"),
+    ]
     return f"""<h2>AgentsNet</h2>
 <p>{len(episodes)} episodes. Per problem, graph family, n and method: the mean score (the AgentsNet
 per-instance score) and the strict solved fraction (score = 1), each with a {confidence:.0%} percentile
@@ -75,5 +90,6 @@ bootstrap interval over instances; rounds: the mean number of message rounds R (
 the task sets it).</p>
 {html_table(shown)}
 {file_links(prefix, links)}
-<img src="{html.escape(prefix)}agentsnet_scaling.png" alt="AgentsNet score and solved fraction against n" style="max-width: 100%">
+<img src="{html.escape(prefix)}agentsnet_scaling.png" alt="AgentsNet score and solved fraction against n"
+ style="max-width: 100%">
 """

@@ -13,9 +13,10 @@ neither delivered nor recorded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -86,14 +87,18 @@ class NetTask:
     def reset(self, seeds: Sequence[int]) -> None:
         self.block = Block(tuple(instance(self.params["family"], self.n, instance_seed(self.params, s)) for s in seeds))
         rounds = self.params["rounds"]
-        self.rounds = np.array([
-            problems.paper_rounds(self.problem, self.n, g.diameter) if rounds == "paper" else rounds
-            for g in self.block.graphs
-        ])  # fmt: skip
+        self.rounds = np.array(
+            [
+                problems.paper_rounds(self.problem, self.n, g.diameter) if rounds == "paper" else rounds
+                for g in self.block.graphs
+            ]
+        )
         if rounds == "paper":
             self._check_agent_steps()
         self.agent_rounds = np.repeat(self.rounds, self.n)
-        self.medium = media.medium("neighbours")(self.block, max_chars=self.params["message_chars"], last_round=self.rounds - 1)
+        self.medium = media.medium("neighbours")(
+            self.block, max_chars=self.params["message_chars"], last_round=self.rounds - 1
+        )
         self.inbox: Outbox = self.medium.deliver()
         self.delivered: list[Outbox] = []  # every earlier round's messages, as delivered
         self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
@@ -110,7 +115,8 @@ class NetTask:
             graph = self.block.graphs[longest]
             raise TaskParamError(
                 "rounds",
-                f"rounds: paper gives R = {self.rounds[longest]} on a {self.params['family']} graph of {self.n:,} nodes "
+                f"rounds: paper gives R = {self.rounds[longest]} on a {self.params['family']} graph "
+                f"of {self.n:,} nodes "
                 f"(diameter {graph.diameter}): {steps:,} agent-steps, over the limit of {config.MAX_AGENT_STEPS:,}; "
                 "give rounds as a number",
             )
@@ -125,7 +131,16 @@ class NetTask:
 
     def observe(self) -> NetViews:
         message_chars = self.params["message_chars"]
-        return NetViews(self.t, self.rounds, self.agent_rounds, self.problem, message_chars, self.block, self.inbox, tuple(self.delivered))
+        return NetViews(
+            self.t,
+            self.rounds,
+            self.agent_rounds,
+            self.problem,
+            message_chars,
+            self.block,
+            self.inbox,
+            tuple(self.delivered),
+        )
 
     def step(self, actions: NetActions) -> None:
         answering = np.flatnonzero(self.agent_rounds == self.t)
@@ -139,7 +154,9 @@ class NetTask:
             if actions.answers is None or len(actions.answers) != self.block.agents:
                 raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")
             given = actions.answers if isinstance(actions.answers, pa.Array) else pa.array(actions.answers, pa.string())
-            self.answered.append((answering, given if len(answering) == len(given) else given.take(pa.array(answering))))
+            self.answered.append(
+                (answering, given if len(answering) == len(given) else given.take(pa.array(answering)))
+            )
         self.t += 1
 
     def answers(self) -> pa.StringArray:

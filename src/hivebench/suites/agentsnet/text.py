@@ -18,7 +18,8 @@ from hivebench.suites.agentsnet.task import NetActions, NetViews
 
 TASKS = {
     "coloring": (
-        "Your task is to partition yourselves into groups such that agents who are neighbours are never in the same group.",
+        "Your task is to partition yourselves into groups such that agents who are neighbours are never in the "
+        "same group.",
         "state which group you assign yourself to. There are exactly {k} groups: Group 1, ..., Group {k}. Any two "
         "agents who are neighbours must be in different groups.",
     ),
@@ -90,24 +91,40 @@ class NetView:
         short, long = TASKS[views.problem]
         k = views.block.graph(agent).max_degree + 1
         return SYSTEM.format(
-            n=views.block.n, short=short, rounds=int(views.agent_rounds[agent]), chars=views.message_chars, long=long.format(k=k)
+            n=views.block.n,
+            short=short,
+            rounds=int(views.agent_rounds[agent]),
+            chars=views.message_chars,
+            long=long.format(k=k),
         )
 
     def turn(self, views: NetViews, agent: int, window: int) -> str:
         block, rounds = views.block, int(views.agent_rounds[agent])
         neighbours = ", ".join(block.names[u] for u in block.neighbours(agent))
-        lines = [f"You are {block.names[agent]}; your neighbours are {neighbours}.", f"Round {views.step + 1} of {rounds + 1}."]
+        lines = [
+            f"You are {block.names[agent]}; your neighbours are {neighbours}.",
+            f"Round {views.step + 1} of {rounds + 1}.",
+        ]
         first = max(0, views.step - window)
         history = []
         for t in range(first, views.step):
             received = inbox_lines(views, views.sent[t - 1], agent) if t > 0 else []
-            history += [f"Round {t + 1}: you received", *(received or ["  nothing"]), "and sent", *(sent_lines(views, views.sent[t], agent) or ["  nothing"])]
+            history += [
+                f"Round {t + 1}: you received",
+                *(received or ["  nothing"]),
+                "and sent",
+                *(sent_lines(views, views.sent[t], agent) or ["  nothing"]),
+            ]
         if history:
             lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
         received = inbox_lines(views, views.inbox, agent)
         lines += ["Messages from your neighbours this round:", *(received or ["  none"])]
         left = rounds - views.step
-        lines.append("Message passing is over." if views.final(agent) else f"{left} round{'s' if left > 1 else ''} of messages left, this one included.")
+        lines.append(
+            "Message passing is over."
+            if views.final(agent)
+            else f"{left} round{'s' if left > 1 else ''} of messages left, this one included."
+        )
         return "\n".join(lines)
 
     def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:
@@ -120,5 +137,7 @@ class NetView:
                 sender.append(v)
                 receiver.append(index[name])
                 texts.append(text)
-        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), pa.array(texts, pa.string()))
+        outbox = Outbox(
+            np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), pa.array(texts, pa.string())
+        )
         return NetActions(outbox=outbox, answers=answers if views.answering.any() else None)

@@ -3,8 +3,9 @@ messages; Proximity and Stability of the conflict trajectory. Parse-time part: s
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, TaskParamError
@@ -46,7 +47,10 @@ class ColoringHooks(TaskHooks):
         colors = params["colors"]
         if "conf_best" not in params:
             if not graph.brute_force_feasible(colors):
-                yield f"conf_best: required for a graph of {graph.fixed_size} nodes and {colors} colours (too large to compute exactly)"
+                yield (
+                    f"conf_best: required for a graph of {graph.fixed_size} nodes and {colors} colours "
+                    "(too large to compute exactly)"
+                )
             return
         given = params["conf_best"]
         if given > len(graph.edges or ()):
@@ -90,7 +94,10 @@ SUITE = Suite(
         "greedy": _classical("GreedyColorer"),
     },
     metrics=(
-        Metric("proximity"), Metric("stability"), Metric("reached_optimum"), Metric("final_optimal"),
+        Metric("proximity"),
+        Metric("stability"),
+        Metric("reached_optimum"),
+        Metric("final_optimal"),
         Metric("first_optimal_step", higher_is_better=False, paired=False),  # NaN: never optimal
     ),
     schema="schema.yaml",
@@ -98,6 +105,10 @@ SUITE = Suite(
     example={"task": {"kind": "coloring", "graph": "cycle", "steps": 6}, "method": "random", "population": 5},
     report=f"{PACKAGE}.report:render",
     report_files=(
-        "table1.csv", "table1.md", "table1.tex", "conflicts.html", "conflicts.png",
-    ),  # fmt: skip
+        "table1.csv",
+        "table1.md",
+        "table1.tex",
+        "conflicts.html",
+        "conflicts.png",
+    ),
 )

@@ -79,7 +79,9 @@ def wide_table(table: pd.DataFrame) -> pd.DataFrame:
                 for m in wide.index
             ]
         wide[(graph, "Optimal: reached / final (%)")] = [
-            f"{100 * part.loc[m, 'reached_optimum']:.0f} / {100 * part.loc[m, 'final_optimal']:.0f}" if m in part.index else ""
+            f"{100 * part.loc[m, 'reached_optimum']:.0f} / {100 * part.loc[m, 'final_optimal']:.0f}"
+            if m in part.index
+            else ""
             for m in wide.index
         ]
     wide.columns = pd.MultiIndex.from_tuples(wide.columns, names=["graph", "metric"])
@@ -121,10 +123,13 @@ def published_html(table: dict) -> str:
     """A published table in the same layout (rows = agents, column groups = graphs), with provenance."""
     groups = list(dict.fromkeys(g for row in table["rows"].values() for g in row))
     frame = pd.DataFrame(
-        {(g, c): [row.get(g, [None] * len(table["columns"]))[i] for row in table["rows"].values()]
-         for g in groups for i, c in enumerate(table["columns"])},
+        {
+            (g, c): [row.get(g, [None] * len(table["columns"]))[i] for row in table["rows"].values()]
+            for g in groups
+            for i, c in enumerate(table["columns"])
+        },
         index=pd.Index(list(table["rows"]), name="agent"),
-    )  # fmt: skip
+    )
     frame.columns = pd.MultiIndex.from_tuples(frame.columns, names=["graph", "metric"])
     return (
         f"<h3>The paper's Table 1</h3><p>{html.escape(table['provenance'])} (config/anchors.yaml).</p>"
@@ -143,21 +148,35 @@ def section_html(episodes: pd.DataFrame, wide: pd.DataFrame, prefix: str, confid
         if undefined
         else ""
     )
-    links = [("table1.csv", "table1.csv"), ("table1.md", "table1.md"), ("table1.tex", "table1.tex"), ("conflicts.html", "interactive chart")]
+    links = [
+        ("table1.csv", "table1.csv"),
+        ("table1.md", "table1.md"),
+        ("table1.tex", "table1.tex"),
+        ("conflicts.html", "interactive chart"),
+    ]
     return f"""<h2>LoopBench Table 1</h2>
 <p>{len(episodes)} episodes; {seed_text} seeds per method and graph.
 Cells: mean with a {confidence:.0%} percentile bootstrap interval over seeds.
-Proximity and Stability as defined in the LoopBench paper (section 3); see src/hivebench/suites/loopbench/README.md (Metrics).{undefined_note}</p>
+Proximity and Stability as defined in the LoopBench paper (section 3);
+see src/hivebench/suites/loopbench/README.md (Metrics).{undefined_note}</p>
 {wide.to_html(escape=True, border=0, classes="table1")}
 {file_links(prefix, links)}
 {published_html(published["table1"]) if "table1" in published else ""}
 <h3>Conflicts over time</h3>
-<img src="{html.escape(prefix)}conflicts.png" alt="conflicting edges per step, per method and graph" style="max-width: 100%">
+<img src="{html.escape(prefix)}conflicts.png" alt="conflicting edges per step, per method and graph"
+ style="max-width: 100%">
 """
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
+    episodes: pd.DataFrame,
+    out: Path,
+    prefix: str,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    published: dict,
+    anchors: dict,
 ) -> str:
     """Write the LoopBench files into `out`; return the section's HTML, with the paper's Table 1
     beside ours where the anchors file has it (`published`)."""

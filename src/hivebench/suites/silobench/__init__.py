@@ -5,8 +5,9 @@ standard library only."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
@@ -69,7 +70,9 @@ class SiloHooks(TaskHooks):
         # shard passes: each agent's own once (store, a complete broadcast), once to each other agent
         # (complete p2p), or every shard once to each of at most 3 neighbours (regular3); and no more
         # text than full messages every round
-        passes = n if protocol == "store" or (complete and protocol == "broadcast") else n * n if complete else 3 * n * n
+        passes = (
+            n if protocol == "store" or (complete and protocol == "broadcast") else n * n if complete else 3 * n * n
+        )
         messages = n * (n - 1) if complete and protocol == "p2p" else 3 * n if protocol == "p2p" else n
         text = min(passes * classical_message_chars(params["task"], n), rounds * messages * params["message_chars"])
         rows = CUBE_BYTES * n**3 if complete and protocol != "store" else 0
@@ -99,7 +102,11 @@ def _too_many(params: dict[str, Any], n: int) -> str:
         setting, others = "protocol: store", ""
     else:
         setting = f"protocol: {protocol} on topology: {topology}" + (" (the default)" if topology == "complete" else "")
-        others = f"; topology: regular3 runs up to {LARGEST['regular3']:,}, protocol: store up to {LARGEST['store']:,}" if topology == "complete" else ""
+        others = (
+            f"; topology: regular3 runs up to {LARGEST['regular3']:,}, protocol: store up to {LARGEST['store']:,}"
+            if topology == "complete"
+            else ""
+        )
     return f"{setting} runs at most {largest(params):,} agents, got {n:,} (docs/limits.md{others})"
 
 
@@ -114,8 +121,19 @@ SUITE = Suite(
     metrics=(Metric("exact"), Metric("success"), Metric("partial")),
     schema="schema.yaml",
     text_view=f"{PACKAGE}.text:SiloView",
-    example={"task": {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2}, "method": "random", "population": 8},
+    example={
+        "task": {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2},
+        "method": "random",
+        "population": 8,
+    },
     report=f"{PACKAGE}.report:render",
-    report_files=("silobench.csv", "silobench.md", "silobench.tex", "silobench_tasks.csv", "silobench_scaling.html", "silobench_scaling.png"),
+    report_files=(
+        "silobench.csv",
+        "silobench.md",
+        "silobench.tex",
+        "silobench_tasks.csv",
+        "silobench_scaling.html",
+        "silobench_scaling.png",
+    ),
     population_tables=("populations",),
 )

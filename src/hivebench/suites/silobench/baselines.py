@@ -125,7 +125,13 @@ class ClassicalPolicy(Policy):
         return self.holdings.columns(episode, self.n)
 
 
-def outbox(views: SiloViews, shards: np.ndarray, speaking: np.ndarray, to: np.ndarray | None = None, source: np.ndarray | None = None) -> Outbox:
+def outbox(
+    views: SiloViews,
+    shards: np.ndarray,
+    speaking: np.ndarray,
+    to: np.ndarray | None = None,
+    source: np.ndarray | None = None,
+) -> Outbox:
     """The messages of the agents in `speaking`, each carrying its row of `shards`: p2p to `to` (one
     receiver each) or, without `to`, to every neighbour but the one each shard came from (`source`);
     broadcast once; store as a write of key "<id>"."""

@@ -16,13 +16,43 @@ class Entry:
 
 def _entries() -> tuple[Entry, ...]:
     names = {
-        "I": ["global_max", "word_frequency", "distributed_vote", "any_match", "range_count",
-              "xor_checksum", "average", "set_union_size", "top_k", "std_dev"],
-        "II": ["prefix_sum", "moving_average", "longest_palindrome", "life_game", "pattern_search",
-               "trapping_rain_water", "difference_array", "list_ranking", "merge_neighbours", "pipeline_hash"],
-        "III": ["distributed_sort", "median_of_medians", "graph_components", "bfs_distance", "kmeans_iteration",
-                "global_distinct", "collaborative_filtering", "pagerank_step", "load_balance", "matrix_multiply"],
-    }  # fmt: skip
+        "I": [
+            "global_max",
+            "word_frequency",
+            "distributed_vote",
+            "any_match",
+            "range_count",
+            "xor_checksum",
+            "average",
+            "set_union_size",
+            "top_k",
+            "std_dev",
+        ],
+        "II": [
+            "prefix_sum",
+            "moving_average",
+            "longest_palindrome",
+            "life_game",
+            "pattern_search",
+            "trapping_rain_water",
+            "difference_array",
+            "list_ranking",
+            "merge_neighbours",
+            "pipeline_hash",
+        ],
+        "III": [
+            "distributed_sort",
+            "median_of_medians",
+            "graph_components",
+            "bfs_distance",
+            "kmeans_iteration",
+            "global_distinct",
+            "collaborative_filtering",
+            "pagerank_step",
+            "load_balance",
+            "matrix_multiply",
+        ],
+    }
     segmented = {"II-11", "II-14", "II-20", "III-21"}
     entries, number = [], 0
     for level, level_names in names.items():

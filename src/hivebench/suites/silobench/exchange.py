@@ -8,7 +8,8 @@ the longest store key an agent is offered (`KEY_CHARS`).
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa

@@ -3,7 +3,8 @@ instance depends on nothing else (the reference draws every instance from one st
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from hivebench.seeding import stream
 from hivebench.suites.silobench import level1, level2, level3
@@ -12,7 +13,9 @@ from hivebench.suites.silobench.problems import Instance, Problem, segment
 
 PROBLEMS: dict[str, Problem] = {**level1.PROBLEMS, **level2.PROBLEMS, **level3.PROBLEMS}
 assert list(PROBLEMS) == list(BY_ID), "every catalogue entry has its problem, in order"
-assert all(bool(PROBLEMS[e].whole_format) == BY_ID[e].segmented for e in BY_ID), "segmented tasks state the whole answer too"
+assert all(bool(PROBLEMS[e].whole_format) == BY_ID[e].segmented for e in BY_ID), (
+    "segmented tasks state the whole answer too"
+)
 
 
 def instance(task: str, n: int, seed: int) -> Instance:
@@ -24,7 +27,9 @@ def instance(task: str, n: int, seed: int) -> Instance:
 def whole_answer(inst: Instance, known: Sequence[int]) -> Any:
     """The global answer computed from the shards an agent holds (`known`: their owners, ascending) as
     if they were all the data."""
-    return inst.answer if len(known) == inst.n else PROBLEMS[inst.task].solve([inst.shards[k] for k in known], inst.public)
+    return (
+        inst.answer if len(known) == inst.n else PROBLEMS[inst.task].solve([inst.shards[k] for k in known], inst.public)
+    )
 
 
 def own_answer(inst: Instance, whole: Any, known: Sequence[int], agent: int) -> Any:

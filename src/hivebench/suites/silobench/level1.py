@@ -42,7 +42,7 @@ class GlobalMax(Problem):
 
 
 class WordFrequency(Problem):
-    statement = "Each agent holds 30 words. Count how many of all the agents' words are exactly \"apple\"."
+    statement = 'Each agent holds 30 words. Count how many of all the agents\' words are exactly "apple".'
     answer_format = "an integer"
 
     def generate(self, n, rng):
@@ -57,7 +57,7 @@ class DistributedVote(Problem):
         "Each agent holds 25 votes, each for one of Candidate_A, Candidate_B, Candidate_C, Candidate_D. "
         "Find the candidate with the most votes over all agents (on a tie, the first in alphabetical order)."
     )
-    answer_format = "a candidate's name as a string, e.g. \"Candidate_B\""
+    answer_format = 'a candidate\'s name as a string, e.g. "Candidate_B"'
 
     def generate(self, n, rng):
         return deal([CANDIDATES[i] for i in rng.integers(0, len(CANDIDATES), 25 * n)], n), {}
@@ -69,7 +69,7 @@ class DistributedVote(Problem):
 
 class AnyMatch(Problem):
     statement = (
-        "Each agent holds 15 log lines. Decide whether any agent holds a line that starts with \"ERROR\" "
+        'Each agent holds 15 log lines. Decide whether any agent holds a line that starts with "ERROR" '
         "(there is at most one)."
     )
     answer_format = "true or false"
@@ -85,7 +85,9 @@ class AnyMatch(Problem):
 
 
 class RangeCount(Problem):
-    statement = "Each agent holds 30 integers. Count how many of all the agents' integers lie in [{low}, {high}] (inclusive)."
+    statement = (
+        "Each agent holds 30 integers. Count how many of all the agents' integers lie in [{low}, {high}] (inclusive)."
+    )
     answer_format = "an integer"
 
     def generate(self, n, rng):
@@ -165,7 +167,14 @@ def _root(value: int) -> Fraction:
 
 
 PROBLEMS: dict[str, Problem] = {
-    "I-01": GlobalMax(), "I-02": WordFrequency(), "I-03": DistributedVote(), "I-04": AnyMatch(),
-    "I-05": RangeCount(), "I-06": XorChecksum(), "I-07": Average(), "I-08": SetUnionSize(),
-    "I-09": TopK(), "I-10": StdDev(),
-}  # fmt: skip
+    "I-01": GlobalMax(),
+    "I-02": WordFrequency(),
+    "I-03": DistributedVote(),
+    "I-04": AnyMatch(),
+    "I-05": RangeCount(),
+    "I-06": XorChecksum(),
+    "I-07": Average(),
+    "I-08": SetUnionSize(),
+    "I-09": TopK(),
+    "I-10": StdDev(),
+}

@@ -15,7 +15,9 @@ SEQUENCE = "The agents hold consecutive segments of one sequence: agent 0 the fi
 
 class PrefixSum(Problem):
     statement = SEQUENCE + " Each agent holds 15 integers. Compute the inclusive prefix sums of the whole sequence."
-    answer_format = "your own 15 entries of the global prefix sums, as a list of integers (position j holds x_0 + ... + x_j)"
+    answer_format = (
+        "your own 15 entries of the global prefix sums, as a list of integers (position j holds x_0 + ... + x_j)"
+    )
     whole_format = "the {items} prefix sums, as a list of integers (position j holds x_0 + ... + x_j)"
 
     def generate(self, n, rng):
@@ -138,7 +140,10 @@ class TrappingRainWater(Problem):
 
 
 class DifferenceArray(Problem):
-    statement = SEQUENCE + " Each agent holds 15 integers. Compute the differences between neighbouring entries of the whole sequence."
+    statement = (
+        SEQUENCE
+        + " Each agent holds 15 integers. Compute the differences between neighbouring entries of the whole sequence."
+    )
     answer_format = "the list of x_j - x_{{j-1}} for j = 1 ... L-1 over the whole sequence ({items} integers)"
 
     def generate(self, n, rng):
@@ -152,10 +157,10 @@ class DifferenceArray(Problem):
 class ListRanking(Problem):
     statement = (
         "One linked list of {nodes} nodes runs through all agents' data, starting at node {head}. Each agent "
-        "holds 8 nodes as {{\"id\": node, \"next\": the following node, or -1 at the end}}. Find every node's "
+        'holds 8 nodes as {{"id": node, "next": the following node, or -1 at the end}}. Find every node\'s '
         "rank: its distance from the start (node {head} has rank 0)."
     )
-    answer_format = "an object mapping every node id (as a string) to its rank, e.g. {{\"{head}\": 0, ...}}"
+    answer_format = 'an object mapping every node id (as a string) to its rank, e.g. {{"{head}": 0, ...}}'
 
     def generate(self, n, rng):
         order = rng.permutation(8 * n).tolist()  # the list's order of node ids
@@ -209,7 +214,14 @@ class PipelineHash(Problem):
 
 
 PROBLEMS: dict[str, Problem] = {
-    "II-11": PrefixSum(), "II-12": MovingAverage(), "II-13": LongestPalindrome(), "II-14": LifeGame(),
-    "II-15": PatternSearch(), "II-16": TrappingRainWater(), "II-17": DifferenceArray(), "II-18": ListRanking(),
-    "II-19": MergeNeighbours(), "II-20": PipelineHash(),
-}  # fmt: skip
+    "II-11": PrefixSum(),
+    "II-12": MovingAverage(),
+    "II-13": LongestPalindrome(),
+    "II-14": LifeGame(),
+    "II-15": PatternSearch(),
+    "II-16": TrappingRainWater(),
+    "II-17": DifferenceArray(),
+    "II-18": ListRanking(),
+    "II-19": MergeNeighbours(),
+    "II-20": PipelineHash(),
+}

@@ -20,7 +20,9 @@ from hivebench.suites.silobench.problems import (
 
 class DistributedSort(Problem):
     statement = "Each agent holds 20 integers. Sort all the agents' integers in ascending order."
-    answer_format = "your own 20 entries of the sorted list (agent i: positions 20 i ... 20 i + 19), as a list of integers"
+    answer_format = (
+        "your own 20 entries of the sorted list (agent i: positions 20 i ... 20 i + 19), as a list of integers"
+    )
     whole_format = "all {items} integers sorted, as a list"
 
     def generate(self, n, rng):
@@ -96,7 +98,7 @@ class BfsDistance(Problem):
         "The agents hold the edges of one undirected graph on nodes 0 ... {last_node}, 16 distinct edges "
         "each, as [u, v] pairs. Find every node's distance in hops from node 0 (-1 if it cannot be reached)."
     )
-    answer_format = "an object mapping every node id (as a string) to its distance, e.g. {{\"0\": 0, ...}}"
+    answer_format = 'an object mapping every node id (as a string) to its distance, e.g. {{"0": 0, ...}}'
 
     def generate(self, n, rng):
         return _sparse_graph(rng, n, directed=False)
@@ -125,7 +127,10 @@ class KMeansIteration(Problem):
         "give each point to its nearest centroid (Euclidean distance; on a tie the first centroid), then move "
         "each centroid to the mean of its points (a centroid without points stays where it is)."
     )
-    answer_format = "the 3 new centroids in order, as a list of [x, y] pairs, each coordinate rounded to 2 decimal places (half to even)"
+    answer_format = (
+        "the 3 new centroids in order, as a list of [x, y] pairs, each coordinate rounded to 2 decimal places "
+        "(half to even)"
+    )
 
     def generate(self, n, rng):
         points = hundredths(rng, 0, 100, (20 * n, 2)).tolist()
@@ -146,7 +151,9 @@ class KMeansIteration(Problem):
 
 
 class GlobalDistinct(Problem):
-    statement = "Each agent holds 30 integers in [0, {top}], dealt at random. Count the distinct integers over all agents."
+    statement = (
+        "Each agent holds 30 integers in [0, {top}], dealt at random. Count the distinct integers over all agents."
+    )
     answer_format = "an integer"
 
     def generate(self, n, rng):
@@ -160,7 +167,7 @@ class GlobalDistinct(Problem):
 class CollaborativeFiltering(Problem):
     statement = (
         "The agents hold {users} user vectors and {users} item vectors (5 numbers each), dealt at random, 6 "
-        "per agent as {{\"users\": {{id: vector}}, \"items\": {{id: vector}}}}. Score every (user, item) pair "
+        'per agent as {{"users": {{id: vector}}, "items": {{id: vector}}}}. Score every (user, item) pair '
         "by the dot product of their vectors and find the 3 highest-scoring pairs."
     )
     answer_format = (
@@ -170,7 +177,9 @@ class CollaborativeFiltering(Problem):
 
     def generate(self, n, rng):
         vectors = hundredths(rng, 0, 1, (6 * n, 5)).tolist()
-        tagged = [("users", k, v) for k, v in enumerate(vectors[: 3 * n])] + [("items", k, v) for k, v in enumerate(vectors[3 * n :])]
+        tagged = [("users", k, v) for k, v in enumerate(vectors[: 3 * n])] + [
+            ("items", k, v) for k, v in enumerate(vectors[3 * n :])
+        ]
         dealt = [tagged[k] for k in rng.permutation(len(tagged))]
         shards = []
         for part in deal(dealt, n):
@@ -214,7 +223,11 @@ def top_pairs(users: np.ndarray, items: np.ndarray, k: int, block: int = PAIR_BL
         scores = users[chosen] @ items.T
         flat_scores = scores.ravel()
         # the block's k-th score: a pair below it has k better ones in this block alone
-        kth = np.partition(flat_scores, len(flat_scores) - k)[len(flat_scores) - k] if len(flat_scores) > k else flat_scores.min()
+        kth = (
+            np.partition(flat_scores, len(flat_scores) - k)[len(flat_scores) - k]
+            if len(flat_scores) > k
+            else flat_scores.min()
+        )
         u, i = np.nonzero(scores >= kth)  # by user row, then item: a stable sort by score keeps the ties' order
         candidates = scores[u, i]
         first = np.argsort(-candidates, kind="stable")[:k]
@@ -229,7 +242,9 @@ class PageRankStep(Problem):
         "0.85: each node's new rank is 0.15/{nodes} plus 0.85 times the sum, over the edges into it, of the "
         "source's rank divided by the source's out-degree (the rank of a node without out-edges is lost)."
     )
-    answer_format = "an object mapping every node id (as a string) to its new rank rounded to 6 decimal places (half to even)"
+    answer_format = (
+        "an object mapping every node id (as a string) to its new rank rounded to 6 decimal places (half to even)"
+    )
 
     def generate(self, n, rng):
         return _sparse_graph(rng, n, directed=True)
@@ -248,13 +263,13 @@ class PageRankStep(Problem):
 
 class LoadBalance(Problem):
     statement = (
-        "The agents hold {tasks} jobs, 20 each, as {{\"id\": job, \"duration\": time}}, dealt at random. "
+        'The agents hold {tasks} jobs, 20 each, as {{"id": job, "duration": time}}, dealt at random. '
         "Schedule them on {machines} machines by longest processing time first: take the jobs by duration, "
         "longest first (ties: lower id first), and give each to the machine with the least load so far "
         "(ties: lower machine number)."
     )
     answer_format = (
-        "an object {{\"max_load\": integer, \"min_load\": integer, \"variance\": the population variance of the "
+        'an object {{"max_load": integer, "min_load": integer, "variance": the population variance of the '
         "{machines} machine loads rounded to 2 decimal places (half to even)}}"
     )
 
@@ -280,7 +295,7 @@ class LoadBalance(Problem):
 class MatrixMultiply(Problem):
     statement = (
         "Two {dim} x {dim} integer matrices A and B: agent i holds row i of A and row i of B as "
-        "{{\"row\": i, \"a\": [...], \"b\": [...]}}. Compute the product C = A B."
+        '{{"row": i, "a": [...], "b": [...]}}. Compute the product C = A B.'
     )
     answer_format = "C as a list of {dim} rows, each a list of {dim} integers"
 
@@ -297,7 +312,14 @@ class MatrixMultiply(Problem):
 
 
 PROBLEMS: dict[str, Problem] = {
-    "III-21": DistributedSort(), "III-22": MedianOfMedians(), "III-23": GraphComponents(), "III-24": BfsDistance(),
-    "III-25": KMeansIteration(), "III-26": GlobalDistinct(), "III-27": CollaborativeFiltering(),
-    "III-28": PageRankStep(), "III-29": LoadBalance(), "III-30": MatrixMultiply(),
-}  # fmt: skip
+    "III-21": DistributedSort(),
+    "III-22": MedianOfMedians(),
+    "III-23": GraphComponents(),
+    "III-24": BfsDistance(),
+    "III-25": KMeansIteration(),
+    "III-26": GlobalDistinct(),
+    "III-27": CollaborativeFiltering(),
+    "III-28": PageRankStep(),
+    "III-29": LoadBalance(),
+    "III-30": MatrixMultiply(),
+}

@@ -4,9 +4,9 @@ ports (a seeded random 3-regular graph, connected). A job block lays its episode
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import networkx as nx
 import numpy as np

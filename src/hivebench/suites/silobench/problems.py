@@ -9,10 +9,11 @@ to the stated places, so a correct answer is one number, whatever the order of a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

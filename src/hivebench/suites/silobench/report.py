@@ -47,7 +47,9 @@ def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confid
         row = {**dict(zip(keys, values)), **pooled(group, resamples, confidence, seed)}
         row["density"] = float(group["density"].mean())
         # the paper's cost: output tokens of all agents over the round budget
-        row["tokens_per_round"] = float((group["output_tokens"] / group["rounds"].clip(lower=1)).mean()) if tokens else np.nan
+        row["tokens_per_round"] = (
+            float((group["output_tokens"] / group["rounds"].clip(lower=1)).mean()) if tokens else np.nan
+        )
         rows.append({**row, "episodes": len(group)})
     return pd.DataFrame(rows)
 
@@ -55,7 +57,9 @@ def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confid
 def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
     """One row per method, protocol, topology, rounds, N and level (and "all"); the oracle rows have
     topology "none". RCC = 1 - success / the same method's oracle success at the same N and level."""
-    table = pooled_table(episodes, [*SETTING, "population", "level"], resamples, confidence, seed).rename(columns={"population": "n"})
+    table = pooled_table(episodes, [*SETTING, "population", "level"], resamples, confidence, seed).rename(
+        columns={"population": "n"}
+    )
     oracle = table[table["topology"] == "none"].set_index(["method", "n", "level"])["success"]
     keys = pd.MultiIndex.from_frame(table[["method", "n", "level"]])
     matched = oracle.reindex(keys).to_numpy()
@@ -64,14 +68,20 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     table["level"] = pd.Categorical(table["level"], [*LEVELS, "all"], ordered=True)
     for key in ("method", "protocol", "topology"):
         table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
-    return table.sort_values([*SETTING, "n", "level"]).reset_index(drop=True).astype({k: str for k in ["method", "protocol", "topology", "level"]})
+    return (
+        table.sort_values([*SETTING, "n", "level"])
+        .reset_index(drop=True)
+        .astype({k: str for k in ["method", "protocol", "topology", "level"]})
+    )
 
 
 def task_table(episodes: pd.DataFrame) -> pd.DataFrame:
     """Per task: success, mean S and P (means over seeds)."""
     keys = [*SETTING, "population", "silo_task"]
     table = episodes.groupby(keys, sort=False)[QUANTITIES].mean().reset_index()
-    return table.assign(episodes=episodes.groupby(keys, sort=False).size().to_numpy()).rename(columns={"population": "n"})
+    return table.assign(episodes=episodes.groupby(keys, sort=False).size().to_numpy()).rename(
+        columns={"population": "n"}
+    )
 
 
 def percent(mean: float, lo: float, hi: float) -> str:
@@ -91,14 +101,18 @@ def pivot(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def pivots(table: pd.DataFrame, played: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, pd.DataFrame]:
+def pivots(
+    table: pd.DataFrame, played: pd.DataFrame, resamples: int, confidence: float, seed: int
+) -> dict[str, pd.DataFrame]:
     """Success by level and by N per setting, over everything first: the cells pooled over N are
     computed here, those per N are the summary table's (level "all"). A study of oracle cells only
     has none."""
     if played.empty:
         return dict.fromkeys(("levels", "populations"), pd.DataFrame(columns=SETTING))
     over_n = pooled_table(played, [*SETTING, "level"], resamples, confidence, seed)
-    over_n = over_n.assign(label=pd.Categorical(over_n["level"], ["all", *LEVELS], ordered=True)).sort_values(["label"], kind="stable")
+    over_n = over_n.assign(label=pd.Categorical(over_n["level"], ["all", *LEVELS], ordered=True)).sort_values(
+        ["label"], kind="stable"
+    )
     per_n = table[(table["topology"] != "none") & (table["level"] == "all")]
     by_n = pd.concat([over_n[over_n["level"] == "all"], per_n.assign(label="N = " + per_n["n"].astype(str))])
     return {"levels": pivot(over_n.astype({"label": str})), "populations": pivot(by_n.astype({"label": str}))}
@@ -116,9 +130,14 @@ def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFram
             row[f"{name} success"] = f"{values[0]:.1f}"
         rows.append(row)
     both = pd.concat([ours, pd.DataFrame(rows)], ignore_index=True).fillna("")
-    labels = list(dict.fromkeys(c.removesuffix(" success").removesuffix(" mean S") for c in both.columns[len(SETTING) :]))
+    labels = list(
+        dict.fromkeys(c.removesuffix(" success").removesuffix(" mean S") for c in both.columns[len(SETTING) :])
+    )
     if by == "population":  # every N in order, ours and the paper's
-        labels = ["all", *sorted((label for label in labels if label != "all"), key=lambda label: int(label.split()[-1]))]
+        labels = [
+            "all",
+            *sorted((label for label in labels if label != "all"), key=lambda label: int(label.split()[-1])),
+        ]
     columns = [c for label in labels for c in (f"{label} success", f"{label} mean S") if c in both.columns]
     return both[[*SETTING, *columns]]
 
@@ -133,11 +152,25 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
     line = base.mark_line(point=True).encode(
         y=alt.Y("success:Q", title="success (S = 1)", scale=alt.Scale(domain=[0, 1])),
-        tooltip=["level", "n", "method", "setting", alt.Tooltip("success:Q", format=".3f"), alt.Tooltip("exact:Q", format=".3f"), "episodes"],
+        tooltip=[
+            "level",
+            "n",
+            "method",
+            "setting",
+            alt.Tooltip("success:Q", format=".3f"),
+            alt.Tooltip("exact:Q", format=".3f"),
+            "episodes",
+        ],
     )
     bars = base.mark_errorbar().encode(y=alt.Y("success_lo:Q", title="success (S = 1)"), y2="success_hi:Q")
     return (
-        alt.layer(line, bars, data=shown.assign(setting=shown["protocol"] + ", " + shown["topology"] + ", R = " + shown["rounds"].astype(str)))
+        alt.layer(
+            line,
+            bars,
+            data=shown.assign(
+                setting=shown["protocol"] + ", " + shown["topology"] + ", R = " + shown["rounds"].astype(str)
+            ),
+        )
         .properties(width=170, height=150)
         .facet(column=alt.Column("level:N", title="level", sort=[*LEVELS, "all"]))
         .properties(title=f"Silo-Bench success by N, tasks weighing the same; {confidence:.0%} bootstrap interval")
@@ -145,7 +178,14 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: dict
+    episodes: pd.DataFrame,
+    out: Path,
+    prefix: str,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    published: dict,
+    anchors: dict,
 ) -> str:
     """Write the Silo-Bench files into `out`; return the section's HTML."""
     table = summary_table(episodes, resamples, confidence, seed)
@@ -160,10 +200,33 @@ def render(
             sections.append(f"<p>Paper rows: {html.escape(published[name]['provenance'])} (config/anchors.yaml).</p>")
     shown = table.assign(
         success=[percent(m, lo, hi) for m, lo, hi in zip(table.success, table.success_lo, table.success_hi)],
-        exact=100 * table.exact, partial=100 * table.partial, rcc=100 * table.rcc,
-    )[["method", "protocol", "topology", "rounds", "n", "level", "success", "exact", "partial", "density", "tokens_per_round", "rcc", "episodes"]]
-    links = [("silobench.csv", "silobench.csv"), ("silobench.md", ".md"), ("silobench.tex", ".tex"),
-             ("silobench_tasks.csv", "per task"), ("silobench_scaling.html", "interactive chart")]  # fmt: skip
+        exact=100 * table.exact,
+        partial=100 * table.partial,
+        rcc=100 * table.rcc,
+    )[
+        [
+            "method",
+            "protocol",
+            "topology",
+            "rounds",
+            "n",
+            "level",
+            "success",
+            "exact",
+            "partial",
+            "density",
+            "tokens_per_round",
+            "rcc",
+            "episodes",
+        ]
+    ]
+    links = [
+        ("silobench.csv", "silobench.csv"),
+        ("silobench.md", ".md"),
+        ("silobench.tex", ".tex"),
+        ("silobench_tasks.csv", "per task"),
+        ("silobench_scaling.html", "interactive chart"),
+    ]
     return f"""<h2>Silo-Bench</h2>
 <p>{len(episodes)} episodes. Success: the fraction of episodes where every agent gave the exact answer
 (S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
@@ -175,5 +238,6 @@ cells (oracle: one agent given the whole instance of the same task, N and seed),
 <h3>Every setting, N and level (%)</h3>
 {html_table(shown)}
 {file_links(prefix, links)}
-<img src="{html.escape(prefix)}silobench_scaling.png" alt="Silo-Bench success against N by level" style="max-width: 100%">
+<img src="{html.escape(prefix)}silobench_scaling.png" alt="Silo-Bench success against N by level"
+ style="max-width: 100%">
 """

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Hashable
 from fractions import Fraction
-from typing import Any, Hashable
+from typing import Any
 
 TOLERANCE = 0.01  # Level I, relative
 

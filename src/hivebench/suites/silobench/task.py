@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -114,9 +115,21 @@ class SiloTask:
     def observe(self) -> SiloViews:
         p, inbox = self.params, self.inbox
         return SiloViews(
-            self.t, self.rounds, p["protocol"], p["topology"], self.oracle, self.block, self.instances,
-            inbox, inbox.store, inbox.refused, tuple(self.history), p["message_chars"], p["writes_per_round"], self.texts.costs,
-        )  # fmt: skip
+            self.t,
+            self.rounds,
+            p["protocol"],
+            p["topology"],
+            self.oracle,
+            self.block,
+            self.instances,
+            inbox,
+            inbox.store,
+            inbox.refused,
+            tuple(self.history),
+            p["message_chars"],
+            p["writes_per_round"],
+            self.texts.costs,
+        )
 
     def step(self, actions: SiloActions) -> None:
         if self.t < self.rounds:
@@ -127,7 +140,12 @@ class SiloTask:
             self.history.append(self.inbox)
         else:
             agents = self.block.agents
-            if actions.answers is None or actions.given is None or len(actions.answers) != agents or len(actions.given) != agents:
+            if (
+                actions.answers is None
+                or actions.given is None
+                or len(actions.answers) != agents
+                or len(actions.given) != agents
+            ):
                 raise ValueError(f"round {self.t}: expected an answer (or none) for each of {agents} agents")
             self.answers = (actions.answers, actions.given)
         self.t += 1
@@ -155,7 +173,7 @@ class SiloTask:
             partial = np.array([v[1] for v in verdicts])
             final = [self._json(answers[v], texts) if given[v] else None for v in range(own.start, own.stop)]
 
-            def per_state(per_round: np.ndarray) -> np.ndarray:
+            def per_state(per_round: np.ndarray, own: slice = own) -> np.ndarray:
                 column = np.zeros((states, n), dtype=np.int32)
                 column[1 : self.rounds + 1] = per_round[:, own]
                 return column.ravel()

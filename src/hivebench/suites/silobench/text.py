@@ -23,14 +23,19 @@ from hivebench.suites.silobench.task import SiloActions, SiloViews
 
 PROTOCOLS = {
     "p2p": "Each round you may send one message to each of your neighbours, at most {chars} characters each.",
-    "broadcast": "Each round you may broadcast one message, at most {chars} characters, that all your neighbours receive.",
+    "broadcast": (
+        "Each round you may broadcast one message, at most {chars} characters, that all your neighbours receive."
+    ),
     "store": (
         "All agents share one key-value store. Each round you may write up to {writes} keys (keys of at most "
         f"{KEY_CHARS} characters, values of at most {{chars}}); a later write of a key replaces it. Every agent "
         "reads the whole store as it stood at the end of the previous round."
     ),
 }
-TOPOLOGIES = {"complete": "Every other agent is your neighbour.", "regular3": "You have three neighbours; the others only hear you through them."}
+TOPOLOGIES = {
+    "complete": "Every other agent is your neighbour.",
+    "regular3": "You have three neighbours; the others only hear you through them.",
+}
 SYSTEM = (
     "You are one of {n} agents, with ids 0 to {last}, working on one task together. Each agent holds a private "
     "part of the data, and no one sees another's part unless it is sent. {rules}\n"
@@ -40,12 +45,19 @@ SYSTEM = (
 )
 ORACLE = "You hold all of the data of a task yourself.\nTask: {task}\nGive the answer: {answer}."
 # A reply's fields as the prompt shows them, by protocol
-REPLIES = {"p2p": '"messages": {"<agent id>": "<message>", ...}', "broadcast": '"broadcast": "<message, or empty>"', "store": '"writes": {"<key>": "<value>", ...}'}
+REPLIES = {
+    "p2p": '"messages": {"<agent id>": "<message>", ...}',
+    "broadcast": '"broadcast": "<message, or empty>"',
+    "store": '"writes": {"<key>": "<value>", ...}',
+}
 
 
 def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[str]:
     texts = delivered.outbox.text or []
-    return [f"  from agent {delivered.sender[i] % views.block.n}: {texts[delivered.message[i]]}" for i in np.flatnonzero(delivered.receiver == agent)]
+    return [
+        f"  from agent {delivered.sender[i] % views.block.n}: {texts[delivered.message[i]]}"
+        for i in np.flatnonzero(delivered.receiver == agent)
+    ]
 
 
 def sent_lines(views: SiloViews, outbox: Outbox, agent: int) -> list[str]:
@@ -76,16 +88,23 @@ class SiloView:
             return {"answer": {"description": statement(views.instance(agent), views.oracle)[1]}}
         text = {"type": "string"}  # a longer text is cut to the cap and counted, not refused
         if views.protocol == "p2p":
-            ids = [str(u % views.block.n) for u in views.block.graphs[agent // views.block.n].neighbours(agent % views.block.n)]
-            return {"messages": {"type": "object", "properties": dict.fromkeys(ids, text), "additionalProperties": False}}
+            ids = [
+                str(u % views.block.n)
+                for u in views.block.graphs[agent // views.block.n].neighbours(agent % views.block.n)
+            ]
+            return {
+                "messages": {"type": "object", "properties": dict.fromkeys(ids, text), "additionalProperties": False}
+            }
         if views.protocol == "broadcast":
             return {"broadcast": text}
         return {
             "writes": {
-                "type": "object", "maxProperties": views.writes_per_round,
-                "propertyNames": {"minLength": 1, "maxLength": KEY_CHARS}, "additionalProperties": text,
+                "type": "object",
+                "maxProperties": views.writes_per_round,
+                "propertyNames": {"minLength": 1, "maxLength": KEY_CHARS},
+                "additionalProperties": text,
             }
-        }  # fmt: skip
+        }
 
     def reply_format(self, views: SiloViews, agent: int) -> str:
         return '"answer": <your answer>' if views.answering else REPLIES[views.protocol]
@@ -96,7 +115,9 @@ class SiloView:
             return ORACLE.format(task=task, answer=answer)
         n = views.block.n
         protocol = PROTOCOLS[views.protocol].format(chars=views.message_chars, writes=views.writes_per_round)
-        rules = protocol if views.protocol == "store" else f"{TOPOLOGIES[views.topology]} {protocol}"  # the store reaches everyone
+        rules = (
+            protocol if views.protocol == "store" else f"{TOPOLOGIES[views.topology]} {protocol}"
+        )  # the store reaches everyone
         return SYSTEM.format(n=n, last=n - 1, rules=rules, task=task, rounds=views.rounds, answer=answer)
 
     def turn(self, views: SiloViews, agent: int, window: int) -> str:
@@ -121,21 +142,35 @@ class SiloView:
             lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
         if views.protocol == "store":
             store = views.store[agent // n]
-            lines += ["The store:", *([f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}" for key, e in store.items()] or ["  empty"])]
+            lines += [
+                "The store:",
+                *(
+                    [f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}" for key, e in store.items()]
+                    or ["  empty"]
+                ),
+            ]
             refused = [key for writer, key in views.refused if writer == agent]
             if refused:
-                lines.append(f"The store was full: it refused your last round's writes of {', '.join(map(repr, refused))}.")
+                lines.append(
+                    f"The store was full: it refused your last round's writes of {', '.join(map(repr, refused))}."
+                )
         else:
             lines += ["Messages this round:", *(received_lines(views, views.inbox, agent) or ["  none"])]
         left = views.rounds - views.step
-        lines.append("Communication is over." if views.answering else f"{left} round{'s' if left > 1 else ''} of communication left, this one included.")
+        lines.append(
+            "Communication is over."
+            if views.answering
+            else f"{left} round{'s' if left > 1 else ''} of communication left, this one included."
+        )
         return "\n".join(lines)
 
     def actions(self, views: SiloViews, replies: list[dict[str, Any] | None]) -> SiloActions:
         """Messages, broadcasts or writes from the agents' valid replies (empty texts are not sent), or
         in round R their answers."""
         if views.answering:
-            return SiloActions(answers=[None if r is None else r["answer"] for r in replies], given=[r is not None for r in replies])
+            return SiloActions(
+                answers=[None if r is None else r["answer"] for r in replies], given=[r is not None for r in replies]
+            )
         n = views.block.n
         sender, receiver, texts, keys = [], [], [], []
         for v, reply in enumerate(replies):
@@ -154,5 +189,10 @@ class SiloView:
                     texts.append(text)
                     keys.append(target)
         store = views.protocol == "store"
-        outbox = Outbox(np.array(sender, dtype=np.int64), np.array(receiver, dtype=np.int64), text=texts, keys=keys if store else None)
+        outbox = Outbox(
+            np.array(sender, dtype=np.int64),
+            np.array(receiver, dtype=np.int64),
+            text=texts,
+            keys=keys if store else None,
+        )
         return SiloActions(outbox=outbox)

@@ -7,7 +7,8 @@ generated shards."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def _widest(*values: int) -> int:
@@ -22,7 +23,9 @@ WIDEST: dict[str, Callable[[int], Any]] = {
     "I-01": lambda n: [-1000] * 20,
     "I-02": lambda n: ["elderberry"] * 30,
     "I-03": lambda n: ["Candidate_A"] * 25,
-    "I-04": lambda n: ["ERROR: critical failure detected"] + ["WARNING: disk usage at 80%"] * 14,  # one ERROR line at most
+    "I-04": lambda n: (
+        ["ERROR: critical failure detected"] + ["WARNING: disk usage at 80%"] * 14
+    ),  # one ERROR line at most
     "I-05": lambda n: [1000] * 30,
     "I-06": lambda n: [255] * 20,
     "I-07": lambda n: [HUNDREDTHS] * 25,

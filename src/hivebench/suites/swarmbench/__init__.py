@@ -5,7 +5,8 @@ library only."""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind
@@ -68,7 +69,10 @@ def frame_picks(episodes: Iterable[tuple[str, int, int]]) -> list[int]:
 
 def frame_cells(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Suite.report_cells: the cells whose per-agent files the report section reads (frame_picks)."""
-    return [cells[i] for i in frame_picks((cell["task"]["params"]["task"], cell["population"], cell["seed"]) for cell in cells)]
+    return [
+        cells[i]
+        for i in frame_picks((cell["task"]["params"]["task"], cell["population"], cell["seed"]) for cell in cells)
+    ]
 
 
 SUITE = Suite(
@@ -86,5 +90,12 @@ SUITE = Suite(
     report_cells=frame_cells,
     anchor_column="swarm_task",
     anchored=AGGREGATE,
-    report_files=("swarmbench.csv", "swarmbench.md", "swarmbench.tex", "swarmbench_scaling.html", "swarmbench_scaling.png", "swarmbench_episodes.png"),
+    report_files=(
+        "swarmbench.csv",
+        "swarmbench.md",
+        "swarmbench.tex",
+        "swarmbench_scaling.html",
+        "swarmbench_scaling.png",
+        "swarmbench_episodes.png",
+    ),
 )

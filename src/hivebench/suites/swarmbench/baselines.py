@@ -143,7 +143,11 @@ class LocalHeuristic(Policy):
             seen = np.argwhere(views.cells[v] == BOX) + views.position[v] - r
             if len(seen) >= 3:
                 self.box[v] = where_box(seen, views.position[v] - r, 2 * r + 1, views.size, self.box[v])
-            elif not len(seen) and self.box[v, 1] == 1 and expected_in_view(self.box[v], views.position[v] - r, 2 * r + 1, views.size):
+            elif (
+                not len(seen)
+                and self.box[v, 1] == 1
+                and expected_in_view(self.box[v], views.position[v] - r, 2 * r + 1, views.size)
+            ):
                 self.box[v, 2] = OUT_STEPS  # it should be in view and is not: it has gone out
             if self.box[v, 0] >= 0:
                 texts[v] = "BOX {} {} {}".format(*self.box[v])

@@ -24,13 +24,17 @@ KINDS = {WALL: "wall", FOOD: "food", NEST: "nest"}
 FRAMES = 3  # states drawn per episode: the start, the middle, the end
 
 
-def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors) -> pd.DataFrame:
+def summary_table(
+    episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors
+) -> pd.DataFrame:
     rows = []
     for (task, n, method), group in episodes.groupby(KEYS, sort=False):
         ci = mean_ci(group["score"].to_numpy(dtype=float), resamples, confidence, seed)
         row = {"task": task, "n": int(n), "method": method, "score": ci.estimate, "score_lo": ci.lo, "score_hi": ci.hi}
         anchor = anchors.get(("swarmbench", task), (np.nan,))[0] if task in AGGREGATE else np.nan
-        row.update({"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor})
+        row.update(
+            {"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor}
+        )
         rows.append({**row, "episodes": len(group)})
     table = pd.DataFrame(rows)
     for key in ("task", "method"):
@@ -38,7 +42,9 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     return table.sort_values(["task", "n", "method"]).reset_index(drop=True).astype({"task": str, "method": str})
 
 
-def aggregate_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors) -> pd.DataFrame:
+def aggregate_table(
+    episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors
+) -> pd.DataFrame:
     """Per N and method that ran all three tasks: the mean over the tasks of score / anchor, each task
     weighing the same, with seeds resampled within each task."""
     rows: list[dict] = []
@@ -48,10 +54,17 @@ def aggregate_table(episodes: pd.DataFrame, resamples: int, confidence: float, s
     for (n, method), group in mine.groupby(["population", "method"], sort=False):
         if set(group["swarm_task"]) != set(AGGREGATE):
             continue
-        normalised = group["score"].to_numpy(dtype=float) / group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0]).to_numpy()
-        estimate, distribution = stratified_bootstrap(normalised[:, None], group["swarm_task"].to_numpy(), dict.fromkeys(AGGREGATE, 1.0), resamples, seed)
+        normalised = (
+            group["score"].to_numpy(dtype=float)
+            / group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0]).to_numpy()
+        )
+        estimate, distribution = stratified_bootstrap(
+            normalised[:, None], group["swarm_task"].to_numpy(), dict.fromkeys(AGGREGATE, 1.0), resamples, seed
+        )
         lo, hi = percentile_interval(distribution, confidence)
-        rows.append({"n": int(n), "method": method, "normalised": estimate[0], "lo": lo[0], "hi": hi[0], "episodes": len(group)})
+        rows.append(
+            {"n": int(n), "method": method, "normalised": estimate[0], "lo": lo[0], "hi": hi[0], "episodes": len(group)}
+        )
     return pd.DataFrame(rows, columns=["n", "method", "normalised", "lo", "hi", "episodes"])
 
 
@@ -62,7 +75,8 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
         color=alt.Color("method:N", sort=list(pd.unique(table["method"]))),
     )
     line = base.mark_line(point=True).encode(
-        y=alt.Y("score:Q", title="score"), tooltip=["task", "n", "method", alt.Tooltip("score:Q", format=".2f"), "episodes"]
+        y=alt.Y("score:Q", title="score"),
+        tooltip=["task", "n", "method", alt.Tooltip("score:Q", format=".2f"), "episodes"],
     )
     bars = base.mark_errorbar().encode(y=alt.Y("score_lo:Q", title="score"), y2="score_hi:Q")
     return (
@@ -79,12 +93,23 @@ def frames(row: pd.Series) -> pd.DataFrame:
     start = level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]))
     terrain = start.terrain
     walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
-    path = CELL_FILE.format(study=row["study"], suite="swarmbench", task=row["task"], method=row["method"], population=row["population"], seed=row["seed"])
+    path = CELL_FILE.format(
+        study=row["study"],
+        suite="swarmbench",
+        task=row["task"],
+        method=row["method"],
+        population=row["population"],
+        seed=row["seed"],
+    )
     agents = pd.read_parquet(path, columns=["step", "row", "col"])
     states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
     parts = []
     for state in states:
-        at = agents[(agents["step"] == state) & agents["row"].between(0, len(terrain) - 1) & agents["col"].between(0, len(terrain) - 1)]
+        at = agents[
+            (agents["step"] == state)
+            & agents["row"].between(0, len(terrain) - 1)
+            & agents["col"].between(0, len(terrain) - 1)
+        ]
         parts.append(pd.DataFrame(walls, columns=["row", "col", "kind"]).assign(frame=f"t = {state}"))
         parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
         parts.append(objects(row, start.box, state, len(terrain)).assign(frame=f"t = {state}"))
@@ -109,13 +134,16 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
     picked = episodes.iloc[frame_picks(zip(episodes["swarm_task"], episodes["population"], episodes["seed"]))]
     cells = pd.concat([frames(row) for _, row in picked.iterrows()])
     colours = alt.Scale(
-        domain=["wall", "food", "nest", "agent", "prey", "box"], range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#8c564b"]
+        domain=["wall", "food", "nest", "agent", "prey", "box"],
+        range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#8c564b"],
     )
     return (
         alt.Chart(cells)
         .mark_rect()
         .encode(
-            x=alt.X("col:O", axis=None), y=alt.Y("row:O", axis=None), color=alt.Color("kind:N", scale=colours, title=None),
+            x=alt.X("col:O", axis=None),
+            y=alt.Y("row:O", axis=None),
+            color=alt.Color("kind:N", scale=colours, title=None),
             tooltip=["task", "method", "n", "frame", "row", "col", "kind"],
         )
         .properties(width=120, height=120)
@@ -126,7 +154,14 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
 
 
 def render(
-    episodes: pd.DataFrame, out: Path, prefix: str, resamples: int, confidence: float, seed: int, published: dict, anchors: Anchors
+    episodes: pd.DataFrame,
+    out: Path,
+    prefix: str,
+    resamples: int,
+    confidence: float,
+    seed: int,
+    published: dict,
+    anchors: Anchors,
 ) -> str:
     """Write the SwarmBench files into `out`; return the section's HTML."""
     table = summary_table(episodes, resamples, confidence, seed, anchors)
@@ -136,15 +171,34 @@ def render(
     episode_chart(episodes).save(str(out / "swarmbench_episodes.png"), scale_factor=1.0)
     shown = table.assign(
         score=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
-        normalised=["" if np.isnan(m) else f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)],
+        normalised=[
+            "" if np.isnan(m) else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+            for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)
+        ],
     )[["task", "n", "method", "score", "normalised", "episodes"]]
-    anchored = ", ".join(f"{t} {anchors[('swarmbench', t)][0]:g} (N = {anchors[('swarmbench', t)][1]})" for t in AGGREGATE if ("swarmbench", t) in anchors)
+    anchored = ", ".join(
+        f"{t} {anchors[('swarmbench', t)][0]:g} (N = {anchors[('swarmbench', t)][1]})"
+        for t in AGGREGATE
+        if ("swarmbench", t) in anchors
+    )
     if len(aggregate):
-        shown_aggregate = aggregate.assign(normalised=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(aggregate.normalised, aggregate.lo, aggregate.hi)])
+        shown_aggregate = aggregate.assign(
+            normalised=[
+                f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(aggregate.normalised, aggregate.lo, aggregate.hi)
+            ]
+        )
         aggregate_html = html_table(shown_aggregate[["n", "method", "normalised", "episodes"]])
     else:
-        aggregate_html = "<p>No aggregate: no method ran Pursuit, Foraging and Synchronization at one N, or an anchor is missing.</p>"
-    links = [("swarmbench.csv", "swarmbench.csv"), ("swarmbench.md", ".md"), ("swarmbench.tex", ".tex"), ("swarmbench_scaling.html", "interactive chart")]
+        aggregate_html = (
+            "<p>No aggregate: no method ran Pursuit, Foraging and Synchronization at one N, "
+            "or an anchor is missing.</p>"
+        )
+    links = [
+        ("swarmbench.csv", "swarmbench.csv"),
+        ("swarmbench.md", ".md"),
+        ("swarmbench.tex", ".tex"),
+        ("swarmbench_scaling.html", "interactive chart"),
+    ]
     return f"""<h2>SwarmBench</h2>
 <p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile
 bootstrap interval over seeds, and for Pursuit, Foraging and Synchronization the score over the task's

@@ -31,9 +31,15 @@ DANGER_RADIUS = 4
 AGENT_DANGER, WALL_DANGER = 10, 9
 # The prey's two-cell moves in the reference's order: (destination, the cells it passes beside or through)
 PREY_MOVES = (
-    ((0, 2), ((0, 1),)), ((1, 1), ((0, 1), (1, 0))), ((-1, 1), ((0, 1), (-1, 0))), ((0, -2), ((0, -1),)),
-    ((1, -1), ((0, -1), (1, 0))), ((-1, -1), ((0, -1), (-1, 0))), ((2, 0), ((1, 0),)), ((-2, 0), ((-1, 0),)),
-)  # fmt: skip
+    ((0, 2), ((0, 1),)),
+    ((1, 1), ((0, 1), (1, 0))),
+    ((-1, 1), ((0, 1), (-1, 0))),
+    ((0, -2), ((0, -1),)),
+    ((1, -1), ((0, -1), (1, 0))),
+    ((-1, -1), ((0, -1), (-1, 0))),
+    ((2, 0), ((1, 0),)),
+    ((-2, 0), ((-1, 0),)),
+)
 NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
 
@@ -184,7 +190,9 @@ def line_distances(agents: np.ndarray, target: np.ndarray, shifts: np.ndarray) -
     return best.min(axis=0)
 
 
-def shape_distance(agents: np.ndarray, target: np.ndarray, start: tuple[int, int] | None = None) -> tuple[int, tuple[int, int]]:
+def shape_distance(
+    agents: np.ndarray, target: np.ndarray, start: tuple[int, int] | None = None
+) -> tuple[int, tuple[int, int]]:
     """The translation-invariant L1 assignment distance from the agents' cells to the target shape's,
     and a shift that attains it: over integer shifts of the shape, the least total L1 distance of a
     one-to-one assignment of target cells to agents (scipy's linear_sum_assignment; agents beyond the
@@ -197,7 +205,9 @@ def shape_distance(agents: np.ndarray, target: np.ndarray, start: tuple[int, int
     rows = agents[:, 0, None] - target[None, :, 0]
     cols = agents[:, 1, None] - target[None, :, 1]
     shifts_r, shifts_c = np.arange(rows.min(), rows.max() + 1), np.arange(cols.min(), cols.max() + 1)
-    bound = np.add.outer(line_distances(agents[:, 0], target[:, 0], shifts_r), line_distances(agents[:, 1], target[:, 1], shifts_c))
+    bound = np.add.outer(
+        line_distances(agents[:, 0], target[:, 0], shifts_r), line_distances(agents[:, 1], target[:, 1], shifts_c)
+    )
     best, at = np.iinfo(np.int64).max, (0, 0)
 
     def attempt(index: int) -> None:
@@ -233,7 +243,9 @@ class Flocking(Rules):
     def distances(self) -> np.ndarray:
         n, found = self.worlds.n, []
         for s in range(len(self.score)):
-            distance, self.shifts[s] = shape_distance(self.worlds.position[s * n : (s + 1) * n], self.target, self.shifts[s])
+            distance, self.shifts[s] = shape_distance(
+                self.worlds.position[s * n : (s + 1) * n], self.target, self.shifts[s]
+            )
             found.append(distance)
         return np.array(found)
 
@@ -257,7 +269,11 @@ class Transport(Rules):
     def update(self, step: int, actions: np.ndarray) -> None:
         left = self.worlds.leave()
         self.left_at[left] = step
-        self.score += np.bincount(self.worlds.episode_of_agent[left], minlength=len(self.score)) * (self.rounds - step) / self.rounds
+        self.score += (
+            np.bincount(self.worlds.episode_of_agent[left], minlength=len(self.score))
+            * (self.rounds - step)
+            / self.rounds
+        )
 
     def agent_columns(self) -> dict[str, np.ndarray]:
         return {"escaped": self.left_at >= 0}

@@ -9,8 +9,9 @@ block plays its episodes side by side, each on its own grid.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,9 +26,12 @@ from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
 AGENT, PREY, BOX = 5, 6, 7
 RULES = {
-    "pursuit": rules.Pursuit, "synchronization": rules.Synchronization, "foraging": rules.Foraging,
-    "flocking": rules.Flocking, "transport": rules.Transport,
-}  # fmt: skip
+    "pursuit": rules.Pursuit,
+    "synchronization": rules.Synchronization,
+    "foraging": rules.Foraging,
+    "flocking": rules.Flocking,
+    "transport": rules.Transport,
+}
 
 
 def spoken(texts: pa.StringArray, present: np.ndarray) -> Outbox:
@@ -95,7 +99,10 @@ class SwarmTask:
         self.worlds = Worlds(levels, margin=max(self.k // 2, 1))  # views and escapes stay inside the array
         self.rules: rules.Rules = RULES[self.task](self.worlds, levels, self.seeds, self.rounds)
         self.medium = media.medium("radius")(
-            self.worlds.block, radius=self.k // 2, max_chars=int(self.params["message_chars"]), to_sender=bool(self.params["to_sender"])
+            self.worlds.block,
+            radius=self.k // 2,
+            max_chars=int(self.params["message_chars"]),
+            to_sender=bool(self.params["to_sender"]),
         )
         self.inbox = self._heard()
         states = self.rounds + 1
@@ -173,17 +180,25 @@ class SwarmTask:
                 "agent": agent,
                 "row": self.positions[:, own, 0].ravel(),
                 "col": self.positions[:, own, 1].ravel(),
-                "action": pa.DictionaryArray.from_arrays(pa.array(self.actions[:, own].ravel().astype(np.int32) + 1), names),
+                "action": pa.DictionaryArray.from_arrays(
+                    pa.array(self.actions[:, own].ravel().astype(np.int32) + 1), names
+                ),
                 "sent": by_state(traffic["sent"], own),
                 "heard": by_state(traffic["received"], own),
                 **{key: np.stack([c[key][own] for c in self.columns]).ravel() for key in self.columns[0]},
             }
-            records.append(EpisodeRecord(agents, {
-                "swarm_task": self.task,
-                "size": self.size,
-                "rounds": self.rounds,
-                "score": score[s],
-                **{key: values[s] for key, values in summary.items()},
-                **self.medium.counts(s),  # messages, truncated_messages
-            }, self.medium.tables(s)))  # fmt: skip
+            records.append(
+                EpisodeRecord(
+                    agents,
+                    {
+                        "swarm_task": self.task,
+                        "size": self.size,
+                        "rounds": self.rounds,
+                        "score": score[s],
+                        **{key: values[s] for key, values in summary.items()},
+                        **self.medium.counts(s),  # messages, truncated_messages
+                    },
+                    self.medium.tables(s),
+                )
+            )
         return records

@@ -98,13 +98,20 @@ class SwarmView:
     def system(self, views: SwarmViews, agent: int) -> str:
         k = views.cells.shape[1]
         return SYSTEM.format(
-            n=views.n, task=TASKS[views.task].format(side=views.n // 4 + 1), k=k, actions=", ".join(actions_of(views.task)),
-            chars=views.message_chars, radius=k // 2,
-        )  # fmt: skip
+            n=views.n,
+            task=TASKS[views.task].format(side=views.n // 4 + 1),
+            k=k,
+            actions=", ".join(actions_of(views.task)),
+            chars=views.message_chars,
+            radius=k // 2,
+        )
 
     def turn(self, views: SwarmViews, agent: int, window: int) -> str:
         row, col = views.position[agent]
-        lines = [f"You are agent {agent % views.n}, at ({row}, {col}). Round {views.step + 1} of {views.horizon}.", draw(views, agent)]
+        lines = [
+            f"You are agent {agent % views.n}, at ({row}, {col}). Round {views.step + 1} of {views.horizon}.",
+            draw(views, agent),
+        ]
         if "light" in views.state:
             lines.append(f"Your light is {'on' if views.state['light'][agent] else 'off'}.")
         if "carrying" in views.state:

@@ -41,7 +41,9 @@ class Worlds:
         self.mass = np.full(bodies, AGENT_MASS, dtype=np.int64)
         self.multi = np.zeros(bodies, dtype=bool)
         self.mass[self.agents :], self.multi[self.agents :] = BOX_MASS, True
-        self.grid = np.where((self.terrain == FLOOR) | (self.terrain == OUTSIDE), physics.EMPTY, physics.STATIC).astype(np.int32)
+        self.grid = np.where((self.terrain == FLOOR) | (self.terrain == OUTSIDE), physics.EMPTY, physics.STATIC).astype(
+            np.int32
+        )
         self.episode_of_agent = self.block.episode_of_agent
         starts = np.concatenate([lv.agents for lv in levels]) + margin
         self.grid[self.episode_of_agent, starts[:, 0], starts[:, 1]] = np.arange(self.agents)

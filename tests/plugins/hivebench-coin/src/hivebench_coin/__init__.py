@@ -4,8 +4,9 @@ it takes the view's fallback. Declared with the standard library alone, as hiveb
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from hivebench.method import Method, MethodHooks, MethodImpl
 
