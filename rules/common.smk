@@ -4,17 +4,16 @@
 
 import shlex
 import sys
+from functools import cache
 from pathlib import Path
 
 from snakemake.logging import logger
 
 from hivebench.cells import expand_blocks
-
-from hivebench.damage import study_damage
-
-from hivebench.paths import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, cell_path
-from hivebench.ids import canonical_json
 from hivebench.config import ConfigError, load, method_entry, read_yaml, validate
+from hivebench.damage import study_damage
+from hivebench.ids import canonical_json
+from hivebench.paths import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, cell_path
 from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF
 from hivebench.report import COMMON_FILES, SECTION_FILE, caption_file, section_cells, section_files
 
@@ -108,13 +107,14 @@ def study_sections(wildcards):
     return [report_file(wildcards.study, f"{suite}/{SECTION_FILE}") for suite in STUDY_SUITES[wildcards.study]]
 
 
+@cache  # asked three times per section while Snakemake plans
 def report_cells(study, suite):
     """The cell files a suite's report section reads in a study (Suite.report_cells)."""
-    return section_cells(SUITE_OBJECTS[suite], BLOCKS[study])
+    return tuple(section_cells(SUITE_OBJECTS[suite], BLOCKS[study]))
 
 
 def listed_cells(wildcards):
-    return report_cells(wildcards.study, wildcards.suite)
+    return list(report_cells(wildcards.study, wildcards.suite))
 
 
 def report_cell_blocks(wildcards):
@@ -132,9 +132,10 @@ def section_inputs(suite):
         found = report_cells(wildcards.study, suite)
         if found:
             checkpoints.report_cells.get(study=wildcards.study, suite=suite)
-        return found
+        return list(found)
 
     return cells
+
 
 # Frozen normalisation anchors: the config's own file, else the one beside this workflow.
 ANCHORS = (

@@ -379,7 +379,7 @@ def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):
 )
 def test_a_malformed_job_record_is_as_good_as_none(blocks, record):
     """Review of issue 21: a record edited by hand ("seeds": 5, an integer hash) raised TypeError or
-    AttributeError in Block.damage, in every Snakemake run's parse."""
+    AttributeError in the quick damage check (then Block.damage), in every Snakemake run's parse."""
     block = blocks[0]
     run(block)
     if isinstance(record, dict) and "hashes" in record and "seeds" in record:

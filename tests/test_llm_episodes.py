@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hivebench.agents.llm.agent import NOTES_RULE, Chats, decision_schema
+from hivebench.agents.llm.estimate import episode_estimate
 from hivebench.cells import study_blocks
 from hivebench.config import validate
 from hivebench.engine.writer import write_episode
@@ -73,18 +74,16 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp, mo
     calls = [json.loads(line) for line in Path(calls_path(cell)).read_text().splitlines()]
     replies = {json.loads(c["result"]["text"])["notes"] for c in calls}
     assert set(table["notes"][3:]) <= replies
-    # Each agent's notes after round t (table row t + 1) are in its prompt for round t + 1, before the
-    # reply's format, which asks for notes of at most notes_chars.
+    # Each agent's notes after round t (table row t + 1) end its prompt for round t + 1; the reply's
+    # format, notes of at most notes_chars included, ends the system message.
     assert len(asked) == 4 * 3
+    reply = 'Reply with only a JSON object: {"color": <an integer from 0 to 1>, "notes": "<at most 30 characters>"}'
     for t in range(4):
         for v in range(3):
             notes = table["notes"][3 * t + v]
-            prompt = asked[3 * t + v].messages[-1]["content"]
-            ending = (
-                f"Your notes from last round: {notes or '(none yet)'}\nReply with only a JSON object: "
-                '{"color": <an integer from 0 to 1>, "notes": "<at most 30 characters>"}'
-            )
-            assert prompt.endswith(ending), (t, v, notes, prompt)
+            system, prompt = (message["content"] for message in asked[3 * t + v].messages)
+            assert prompt.endswith(f"Your notes from last round: {notes or '(none yet)'}"), (t, v, notes, prompt)
+            assert system.endswith(f"{NOTES_RULE}\n{reply}") and "Reply with" not in prompt
     assert any(table["notes"][3:9]), "some notes to carry forward"
 
 
@@ -113,7 +112,8 @@ def test_prompt_holds_own_and_neighbour_colours_history_and_notes():
     assert (
         turn["content"].startswith(three) and "Your notes from last round: [NEW] hold after a flip" in turn["content"]
     )
-    assert system["content"].endswith(NOTES_RULE) and '"notes": "<at most 40 characters>"' in turn["content"]
+    reply = 'Reply with only a JSON object: {"color": <an integer from 0 to 1>, "notes": "<at most 40 characters>"}'
+    assert system["content"].endswith(f"{NOTES_RULE}\n{reply}")
     _, fresh = Chats(ColoringView(), {"history": 3, "notes_chars": 40, "tagged_notes": False}).chat(views, 1, "")
     assert "Your notes from last round: (none yet)" in fresh["content"]
 
@@ -353,3 +353,26 @@ def test_a_reply_with_a_lone_surrogate_is_invalid_not_a_crash_when_stored():
     value, error = check('{"notes": "\\ud800"}', {"type": "object"})
     assert value is None and "lone surrogate" in error
     assert check('{"notes": "\\ud83d\\ude00"}', {"type": "object"}) == ({"notes": "\U0001f600"}, None)  # a pair is text
+
+
+def test_the_reply_format_closes_the_system_message_and_a_round_that_changes_it_restates_it(tmp_path):
+    """AgentsNet's rounds ask for messages and its last round for an answer: the system message gives
+    the first, the answer round's message the second."""
+    (tmp_path / "replies.jsonl").write_text("")
+    task = {"kind": "agentsnet", "problem": "consensus", "family": "watts_strogatz", "rounds": 2}
+    config = {
+        "tasks": {"t": task},
+        "methods": {"m": {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", "notes_chars": 20}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
+    }
+    shared = study_blocks(validate(config, str(tmp_path / "c.yaml")), "s", tmp_path)[0].shared
+    chats: list[list[dict[str, str]]] = []
+    episode_estimate(shared, lambda messages: chats.append(messages) or 0)
+    assert len(chats) == 3 * 4  # rounds 0, 1 and the answer round, 4 agents
+    messages = '{"messages": {"<neighbour name>": "<message>", ...}, "notes": "<at most 20 characters>"}'
+    for number, chat in enumerate(chats):
+        system, turn = chat[0], chat[-1]  # full history: the earlier rounds between them
+        assert system["content"].endswith(f"Reply with only a JSON object: {messages}")
+        answering = number >= 8
+        assert ('Reply with only a JSON object: {"answer": <one of' in turn["content"]) == answering
+        assert turn["content"].count("Reply with") == int(answering)

@@ -5,9 +5,11 @@ suite through the real workflow; no file of src/hivebench names it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +17,7 @@ import pytest
 from conftest import REPO, write_config
 
 from hivebench import registry
+from hivebench.method import Method
 
 PLUGIN = Path(__file__).parent / "plugins" / "hivebench-coin"
 
@@ -113,4 +116,28 @@ def test_an_entry_point_that_takes_a_registered_name_is_refused(tmp_path, monkey
     with pytest.raises(
         RuntimeError, match="the entry point 'llm' = 'impostor' .* already registered by hivebench.agents.llm"
     ):
-        registry._packages(registry.METHOD_PACKAGES, registry.METHOD_GROUP)
+        registry._packages(registry.METHOD_PACKAGES, registry.METHOD_GROUP, entry_points())
+
+
+@pytest.mark.parametrize(
+    ("package", "source", "problem"),
+    [
+        ("plug_a", "X = 1\n", "plug_a (registered as 'mine') declares no METHOD (hivebench.method.Method)"),
+        (
+            "plug_b",
+            "from hivebench.method import Method, MethodImpl\nMETHOD = Method('other', MethodImpl('m:C', version=1))\n",
+            "plug_b declares 'other', registered as 'mine'",
+        ),
+        (
+            "plug_c",
+            "import not_a_module_anywhere\n",
+            "plug_c (registered as 'mine') cannot be imported: ModuleNotFoundError",
+        ),
+    ],
+    ids=["no declaration", "another name", "import error"],
+)
+def test_a_plugin_package_that_declares_no_method_of_its_name_is_named(package, source, problem, tmp_path, monkeypatch):
+    (tmp_path / f"{package}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RuntimeError, match=re.escape(problem)):
+        registry._declarations({"mine": package}, "METHOD", Method)

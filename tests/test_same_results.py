@@ -1,14 +1,15 @@
-"""Refactors keep results: every file a sample of cells of each suite writes (the per-agent table and
-its side tables, metadata included), byte for byte; their tables and summaries alone (what an
-episode is, without the cell's identity, which holds the methods' versions); and every prompt the LLM
-agent renders for them: hashed per suite and compared with the hashes the code wrote before issue
-22's refactor (commit cbffe03).
+"""Refactors keep results: a sample of cells of each suite, hashed per suite and compared with the
+hashes the code wrote before issue 22's refactor (commit cbffe03): every table they write (the
+per-agent table and its side tables, as Arrow data without the file's metadata) with its summary;
+each cell's identity (the resolved cell and its hash, from the file's metadata); and every prompt
+the LLM agent renders for them. (Not the files' bytes: Parquet's footer names the pyarrow that wrote
+it, and the metadata hivebench's version.)
 
 The sample is each suite's default tasks under each of its classical methods, the scripted LLM
 backend and the replay method, at two populations (one for SwarmBench and Silo-Bench) and two seeds.
 A change here that is meant to change results must bump the implementation's version and record the
 new hash with the reason: the LLM agent's prompts changed once since (version 4, where its memory
-moved from the suites' text views into the agent), so its cells' files (whose metadata holds the
+moved from the suites' text views into the agent), so its cells' identities (which hold the
 version) and the prompts have hashes of their own; the scripted episodes' tables did not change.
 """
 
@@ -29,6 +30,7 @@ from hivebench.engine.loop import play_block
 from hivebench.engine.writer import write_episode
 from hivebench.ids import canonical_json
 from hivebench.paths import cell_files
+from hivebench.store import CELL_KEY, HASH_KEY
 
 AGENTSNET = {
     f"{problem}-{family[:2]}": {"kind": "agentsnet", "problem": problem, "family": family}
@@ -62,47 +64,48 @@ REPLIES = [
     "not json",
     {"messages": {}, "notes": ""},
 ]
-# What the code wrote before the refactor: {suite: (cells, sha256 of the files of the cells of every
-# method but the LLM agent, of every cell's tables and summary)}
+# What the code wrote before the refactor: {suite: (cells, sha256 of every cell's tables and summary,
+# of the identities of the cells of every method but the LLM agent)}
 BEFORE = {
     "loopbench": (
         28,
-        "a8922863b6fea86cef03174709cde8c5372b78e065d7f83c9f53b78e78570cc0",
         "37275af51c69e046fffd85004258737162d159f431eb0a9d23c48ab6944f14c4",
+        "5bfefdb69147deb3c8e07860caef8a5e027867021e50c14095c018e1b02551e6",
     ),
     "agentsnet": (
         160,
-        "c01b4615de1b3743316696829a2c9224a8e0f102442d082aa1ae2e5511e058ce",
         "4256b422a3147d15ae625c5c1896ceeed23c449701ce2fbd2d44e429a2306aea",
+        "f92b7547eff9cc88a47701086fdc386734c5eaba5453037265bb6a2e149eb812",
     ),
     "swarmbench": (
         40,
-        "111dd9d8526617e7e7e717a7e65d2e5946ea7cea1cf649338102c271ca797c24",
         "9180c456c19f7be184a5cad10f5545b12f8314267d2bd4320f089ab793f4fe02",
+        "414d80b8e21ba9de81710294e9bbe56dc27a59fdf5876647cdfc407f7c6f2566",
     ),
     "silobench": (
         24,
-        "aae2354fe0cddffe76b73b9336f80d2af302b4f8976e3b84db5ec3280d156967",
         "db34d36f845064165ce09fab1d738be64b12449e9e88924610b8963c8cdb974d",
+        "b7852072b1149da4c8d8f224101c76cd1f618a2b7ffbf7a7397a177232db4acf",
     ),
 }
-# The LLM agent's since its version 4 (its memory in the agent): {suite: (sha256 of its cells' files, of its prompts)}
+# The LLM agent's since its version 4 (its memory in the agent): {suite: (sha256 of its cells'
+# identities, of its prompts)}
 LLM_V4 = {
     "loopbench": (
-        "09561aa54446b0f00e3232003f9fc6fa0806561bffb39b41ef0d5feb89f341c6",
-        "8be331d87a8b3a0174a428b46b41cd6b7c51eca0327d4e718b301acf0ca8ae53",
+        "84e6fe9da801f21b89a7ec03c077c2974db79521bd6fc558b4916e060f22c8d4",
+        "ff606b769ff5ff824f6bcce0ecc162f61965dc56282baf70cf6da298ac681e9a",
     ),
     "agentsnet": (
-        "abb09b02d5e950976782ff621de12161d7a06fead9a215639956068a7aee4d43",
-        "409572400f2fa3abcb54a143f31808adde9145b33cb6d841847345bdcce981aa",
+        "25a4784027f6f5cab1abaa8db4e2821dc3cd4fb27094113eea67c2e9b00ab94e",
+        "cf78feff89bb3dbae5faf9204ff0790caea2b3e7137033769b5be720e4e74480",
     ),
     "swarmbench": (
-        "4de1bcb7d8763025c4dfdb3fbf227e0c8bd6676bc84b5dabb7e47b5d42e4bcce",
-        "6940015fcd24bb7a5ef6056a90f34eeb0adf93b7afa1c738af13d27bf58224db",
+        "025c68a20bf481de658ce4a9e68b612cc7dd76ad914ce316ed76fed488f131ff",
+        "2ee9f033e32973dae9eee7cbf15dc023706395001739a880ce9a36a6b58e79c5",
     ),
     "silobench": (
-        "166cf2e1b3eb790c0aaf30cd9c6b47d02b5777df9fda363c7e55f80f8312edc3",
-        "2f9b64ca8ed72bad40ce3bc815d675c104353fe8bb0dfed9e4238249bd70bdd2",
+        "9ebfc408d0cffb338639fda63b37cd6815c9aa09f90fb97b0f94b09febffee5c",
+        "fab31e97770089b9ec30078aa5500dc8787359f329b6041bf15f4611d0a05484",
     ),
 }
 
@@ -139,6 +142,12 @@ def content(path: str) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def identity(path: str) -> bytes:
+    """The resolved cell and its hash, as the cell file's metadata holds them."""
+    metadata = pq.read_schema(path).metadata
+    return metadata[CELL_KEY] + metadata[HASH_KEY]
+
+
 def prompt_hasher(hasher: hashlib._Hash):
     def count(messages: list[dict[str, str]]) -> int:
         hasher.update(canonical_json(messages).encode())
@@ -154,7 +163,7 @@ def test_a_sample_of_cells_writes_the_same_files_and_prompts_as_before(suite, tm
     monkeypatch.chdir(tmp_path)
     source = str(tmp_path / "config.yaml")
     blocks = expand_blocks(validate(suite_config(suite, tmp_path), source), source)[suite]
-    files = {"llm": hashlib.sha256(), "other": hashlib.sha256()}
+    identities = {"llm": hashlib.sha256(), "other": hashlib.sha256()}
     tables, prompts, cells = hashlib.sha256(), hashlib.sha256(), 0
     for block in blocks:
         group = list(block.cells())
@@ -162,11 +171,11 @@ def test_a_sample_of_cells_writes_the_same_files_and_prompts_as_before(suite, tm
         for cell, record in zip(group, play_block(group)):
             summary = write_episode(cell, cell_files(cell)[0], record)
             tables.update(canonical_json(summary).encode())
+            identities["llm" if llm else "other"].update(identity(cell_files(cell)[0]))
             for path in cell_files(cell):
-                files["llm" if llm else "other"].update(Path(path).read_bytes())
                 tables.update(content(path))
             cells += 1
         if llm and block.first == 0:
             episode_estimate(block.shared, prompt_hasher(prompts))
-    assert (cells, files["other"].hexdigest(), tables.hexdigest()) == BEFORE[suite]
-    assert (files["llm"].hexdigest(), prompts.hexdigest()) == LLM_V4[suite]
+    assert (cells, tables.hexdigest(), identities["other"].hexdigest()) == BEFORE[suite]
+    assert (identities["llm"].hexdigest(), prompts.hexdigest()) == LLM_V4[suite]

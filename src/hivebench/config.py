@@ -30,9 +30,8 @@ MAX_AGENT_STEPS = 10_000_000  # population x steps of one episode (its table has
 MAX_JOBS = 100_000  # Snakemake jobs of one config: its DAG grows with them (raise seeds_per_job instead)
 MAX_CELLS = 10_000_000  # cells of one config: each is a seed held in memory when the workflow is read
 MAX_VALUES = 5_000_000  # values in a config once YAML aliases are expanded (a million seeds fit)
-MAX_JOB_BYTES = (
-    8 * 2**30
-)  # what a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes)
+# What a job's episodes hold side by side, where a suite estimates it (TaskHooks.episode_bytes).
+MAX_JOB_BYTES = 8 * 2**30
 # Agents of one lockstep group: engine/jobs.py plays a job's missing cells in groups of at most this
 # many agents (at least one cell a group), so at most LOCKSTEP_AGENTS // N episodes at once; it bounds
 # a job's memory (a block of large graphs is played in parts).

@@ -1,7 +1,7 @@
 """Every suite, task kind and method kind hivebench knows, with their semantic versions.
 
 A suite is one package and one line in SUITES; a method kind that every suite runs (through the
-suites' text views) is one package and one line in METHODS_PACKAGES. Installed packages add their own
+suites' text views) is one package and one line in METHOD_PACKAGES. Installed packages add their own
 through entry points of the groups `hivebench.suites` and `hivebench.methods` (name = the package's
 import path, e.g. `mine = "my_method"` in its pyproject.toml's
 `[project.entry-points."hivebench.methods"]`). A suite's package declares a `SUITE`
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module, resources
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoints, entry_points
 from importlib.resources.abc import Traversable
 from typing import Any
 
@@ -51,10 +51,10 @@ class MethodKind:
         return self.impls[suite]
 
 
-def _packages(builtin: dict[str, str], group: str) -> dict[str, str]:
+def _packages(builtin: dict[str, str], group: str, installed: EntryPoints) -> dict[str, str]:
     """name -> package: hivebench's own, then those installed packages register (entry points)."""
     found = dict(builtin)
-    for point in entry_points(group=group):
+    for point in installed.select(group=group):
         if point.name in found:
             raise RuntimeError(
                 f"registry: the entry point {point.name!r} = {point.value!r} (group {group}) takes a name "
@@ -68,7 +68,11 @@ def _declarations(packages: dict[str, str], attribute: str, kind: type) -> dict[
     """Each package's declaration (its `SUITE` or `METHOD`), checked against the name it is registered by."""
     found = {}
     for name, package in packages.items():
-        declared = getattr(import_module(package), attribute, None)
+        try:
+            module = import_module(package)
+        except Exception as exc:  # an installed plug-in that breaks on import: name it, not a bare traceback
+            raise RuntimeError(f"registry: {package} (registered as {name!r}) cannot be imported: {exc!r}") from exc
+        declared = getattr(module, attribute, None)
         if not isinstance(declared, kind):
             raise RuntimeError(
                 f"registry: {package} (registered as {name!r}) declares no {attribute} "
@@ -97,7 +101,9 @@ def _method_kinds(suites: dict[str, Suite], generic: dict[str, Method]) -> dict[
     for suite in suites.values():
         for kind, impl in suite.methods.items():
             if kind in generic:
-                raise RuntimeError(f"registry: {suite.name} redefines the method {kind!r} of {METHOD_PACKAGE_OF[kind]}")
+                raise RuntimeError(
+                    f"registry: method kind {kind!r} is declared by suite {suite.name} and by {METHOD_PACKAGE_OF[kind]}"
+                )
             impls.setdefault(kind, {})[suite.name] = impl
     for kind, by_suite in impls.items():
         if len({type(impl.hooks) for impl in by_suite.values()}) > 1:
@@ -116,8 +122,9 @@ def schema_fragments() -> list[tuple[str, Traversable]]:
     return [(name, resources.files(package).joinpath(path)) for name, package, path in owners]
 
 
-SUITE_PACKAGE_OF: dict[str, str] = _packages(SUITES, SUITE_GROUP)
-METHOD_PACKAGE_OF: dict[str, str] = _packages(METHOD_PACKAGES, METHOD_GROUP)
+_INSTALLED = entry_points()  # every installed package's, read once
+SUITE_PACKAGE_OF: dict[str, str] = _packages(SUITES, SUITE_GROUP, _INSTALLED)
+METHOD_PACKAGE_OF: dict[str, str] = _packages(METHOD_PACKAGES, METHOD_GROUP, _INSTALLED)
 SUITE_OBJECTS: dict[str, Suite] = _declarations(SUITE_PACKAGE_OF, "SUITE", Suite)
 METHOD_OBJECTS: dict[str, Method] = _declarations(METHOD_PACKAGE_OF, "METHOD", Method)
 TASK_KINDS: dict[str, tuple[str, TaskKind]] = _task_kinds(SUITE_OBJECTS)  # kind -> (suite, task)

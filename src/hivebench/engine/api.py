@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
@@ -67,6 +67,7 @@ class Task(Protocol):
         """One record per seed, in the order of `reset`."""
 
 
+@runtime_checkable
 class Policy(Protocol):
     """Maps one round's batch of observations to one batch of actions, for every episode of a block;
     built with the method's parameters and the block's `Streams` (one random stream per episode), and

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hivebench.engine.api import EpisodeRecord
+from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.paths import calls_path
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.suite import load
 
 
-def make_policy(cells: list[dict[str, Any]]) -> Any:
+def make_policy(cells: list[dict[str, Any]]) -> Policy:
     """The cells' method as it runs their suite, with one random stream per cell; a method that calls
     models also gets each cell's response cache, one that reads text the suite's text view."""
     first = cells[0]
@@ -22,7 +22,10 @@ def make_policy(cells: list[dict[str, Any]]) -> Any:
         extra["cache_paths"] = [calls_path(cell) for cell in cells]
     if impl.reads_text:
         extra["view"] = load(SUITE_OBJECTS[first["suite"]].text_view)()
-    return impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
+    policy = impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
+    if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
+        raise TypeError(f"{impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
+    return policy
 
 
 def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:

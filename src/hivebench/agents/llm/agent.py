@@ -48,6 +48,8 @@ FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one
 class Chats:
     """Every agent's prompt: the suite's text view renders the task and the agent's local view, and
     names the reply's fields; the agent adds its memory (the notes rule, its notes, the `notes` field).
+    The reply's format closes the system message as the agent's first round has it; a round whose
+    fields differ (AgentsNet's and Silo-Bench's answer round) restates it at the end of its message.
     With `history: K` it is the task statement and one user message holding the agent's last K rounds;
     with `history: full` it grows as a chat, append-only: each round adds the round's user message and
     the agent's reply (as the model gave it), so a local model keeps the agent's KV cache and pre-fills
@@ -60,15 +62,22 @@ class Chats:
         self.tagged = bool(params["tagged_notes"])
         self.earlier: dict[int, list[Message]] = {}  # full history: each agent's earlier turns and replies
         self.asked: dict[int, Message] = {}  # each agent's user message of the round being decided
+        self.first: dict[int, str] = {}  # each agent's reply format in its first round (its system message's)
+
+    def reply_line(self, fields: str) -> str:
+        return f'Reply with only a JSON object: {{{fields}, "notes": "<at most {self.chars} characters>"}}'
 
     def chat(self, observation: Any, agent: int, notes: str) -> tuple[Message, ...]:
-        system = f"{self.view.system(observation, agent)}\n{NOTES_RULE}{TAGGED_NOTES if self.tagged else ''}"
-        reply = f'{{{self.view.reply_format(observation, agent)}, "notes": "<at most {self.chars} characters>"}}'
-        lines = (
+        fields = self.view.reply_format(observation, agent)
+        first = self.first.setdefault(agent, fields)
+        tagged = TAGGED_NOTES if self.tagged else ""
+        system = f"{self.view.system(observation, agent)}\n{NOTES_RULE}{tagged}\n{self.reply_line(first)}"
+        lines = [
             self.view.turn(observation, agent, self.window or 0),
             f"Your notes from last round: {notes or '(none yet)'}",
-            f"Reply with only a JSON object: {reply}",
-        )
+        ]
+        if fields != first:
+            lines.append(self.reply_line(fields))
         turn = {"role": "user", "content": "\n".join(lines)}
         if self.window is not None:
             return ({"role": "system", "content": system}, turn)

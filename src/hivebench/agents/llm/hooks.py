@@ -59,6 +59,9 @@ class LLMHooks(MethodHooks):
         return LLM_RESOURCES
 
     def job_memory_mb(self, shared: dict[str, Any], seeds: int) -> int | None:
+        """A local model's batches (once its folder is there); a server's or a script's: not known."""
+        if shared["method"]["params"]["backend"] != "transformers":
+            return None  # before importing the estimate: it loads numpy and pyarrow, at parse time
         from hivebench.agents.llm.estimate import block_memory_mb
         from hivebench.ids import canonical_json
 
