@@ -97,12 +97,14 @@ def test_an_installed_suite_and_method_run_their_studies_through_the_workflow(si
         assert page.count("<section id=") == sections and ("<h2>Ring</h2>" in page)
 
 
+@pytest.mark.slow  # installs the plugins (about 10 s)
 def test_an_installed_suite_passes_the_conformance_checks_hivebench_ships(site):
     check = "from hivebench.engine.conformance import check_suite; check_suite('ring'); print('conforms')"
     run = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=with_site(site))
     assert run.returncode == 0 and run.stdout.strip() == "conforms", run.stderr[-3000:]
 
 
+@pytest.mark.slow  # installs the plugins (about 10 s)
 def test_its_parameters_are_validated_by_its_own_schema_fragment(site, tmp_path):
     config = plugin_config()
     config["methods"]["coin"]["p"] = 1.5
