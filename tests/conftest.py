@@ -4,6 +4,7 @@ import contextlib
 import copy
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,12 @@ def config() -> dict[str, Any]:
 def write_config(path: Path, config: dict[str, Any]) -> Path:
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path
+
+
+def snakemake_command(workdir: Path, *args: str) -> list[str]:
+    """The workflow run from a study folder with the config.yaml in it (this interpreter's Snakemake)."""
+    folder = ["--directory", str(workdir), "--configfile", str(workdir / "config.yaml")]
+    return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *folder, *args]
 
 
 @pytest.fixture(scope="session")

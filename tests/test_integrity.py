@@ -40,6 +40,12 @@ from hivebench.verify import deep_damage
 
 
 @pytest.fixture
+def job_command(block: Block) -> list[str]:
+    """The episode job of a block, as the workflow's rule runs it."""
+    spec = ["--spec", canonical_json(block.spec()), "--summary", block.summary_path, "--record", block.record_path]
+    return [sys.executable, "-m", "hivebench", "episodes", *spec]
+
+
 def blocks(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return all_blocks(validate(config, "test"), tmp_path)["tiny"]
@@ -95,18 +101,7 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monk
     config["studies"]["tiny"]["populations"] = [3001]
     config["methods"]["random"]["seeds_per_job"] = 10
     block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    command = [
-        sys.executable,
-        "-m",
-        "hivebench",
-        "episodes",
-        "--spec",
-        canonical_json(block.spec()),
-        "--summary",
-        block.summary_path,
-        "--record",
-        block.record_path,
-    ]
+    command = job_command(block)
     job = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
     first = tmp_path / cell_path(next(block.cells()))
     deadline = time.monotonic() + 60
@@ -129,18 +124,7 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monk
 def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path):
     block = blocks[0]
     folder = Path(cell_path(next(block.cells()))).parent
-    command = [
-        sys.executable,
-        "-m",
-        "hivebench",
-        "episodes",
-        "--spec",
-        canonical_json(block.spec()),
-        "--summary",
-        block.summary_path,
-        "--record",
-        block.record_path,
-    ]
+    command = job_command(block)
     with read_only(folder):
         result = subprocess.run(command, capture_output=True, text=True)
     assert result.returncode == 2
@@ -210,18 +194,7 @@ def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_pat
     monkeypatch.chdir(tmp_path)
     config["studies"]["tiny"]["seeds"] = 3
     block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    command = [
-        sys.executable,
-        "-m",
-        "hivebench",
-        "episodes",
-        "--spec",
-        canonical_json(block.spec()),
-        "--summary",
-        block.summary_path,
-        "--record",
-        block.record_path,
-    ]
+    command = job_command(block)
     subprocess.run(command, check=True, capture_output=True)
     assert json.loads(Path(block.record_path).read_text())["seeds"] == [0, 1, 2]
     config["studies"]["tiny"]["seeds"] = 5  # the same aligned block of five seeds, grown

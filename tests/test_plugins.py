@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, write_config
+from conftest import REPO, snakemake_command, write_config
 
 from hivebench import registry
 from hivebench.method import Method
@@ -77,8 +77,7 @@ def test_hivebench_itself_does_not_name_the_plugins():
 @pytest.mark.workflow
 def test_an_installed_suite_and_method_run_their_studies_through_the_workflow(site, tmp_path):
     write_config(tmp_path / "config.yaml", plugin_config())
-    command = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path)]
-    command += ["--configfile", str(tmp_path / "config.yaml"), "--cores", "2"]
+    command = snakemake_command(tmp_path, "--cores", "2")
     run = subprocess.run(command, capture_output=True, text=True, env=with_site(site))
     assert run.returncode == 0, run.stderr[-3000:]
     episodes = pd.read_parquet(tmp_path / "results/plug/episodes.parquet")

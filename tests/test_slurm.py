@@ -8,12 +8,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, write_config
+from conftest import REPO, snakemake_command, write_config
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -67,19 +66,7 @@ def study(workdir: Path, llm: bool = True) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        *args,
-    ]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout)
 
 
 def cell_files(workdir: Path) -> dict[str, bytes]:
@@ -116,19 +103,7 @@ def test_a_cancelled_job_is_resubmitted_and_leaves_no_partial_file(slurm: Path, 
     work = tmp_path / "cancel"
     study(work, llm=False)
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "-s",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(work),
-            "--configfile",
-            str(work / "config.yaml"),
-            "--profile",
-            str(REPO / "profiles/slurm"),
-        ],
+        snakemake_command(work, "--profile", str(REPO / "profiles/slurm")),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

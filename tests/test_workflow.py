@@ -3,34 +3,18 @@
 import re
 import shutil
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import REPO, write_config
+from conftest import snakemake_command, write_config
 
 pytestmark = pytest.mark.workflow
 
 
 def snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(workdir),
-        "--configfile",
-        str(workdir / "config.yaml"),
-        "--cores",
-        "2",
-        "--scheduler",
-        "greedy",
-        *args,
-    ]
+    command = snakemake_command(workdir, "--cores", "2", "--scheduler", "greedy", *args)
     result = subprocess.run(command, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")

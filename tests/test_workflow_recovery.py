@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, read_only, tiny_config, write_config
+from conftest import REPO, read_only, snakemake_command, tiny_config, write_config
 from test_workflow import planned_jobs, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -78,19 +78,7 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     config["tasks"]["cycle"]["steps"] = 300
     config["studies"]["tiny"]["populations"] = [3, 2001]
     write_config(tmp_path / "config.yaml", config)
-    command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "-s",
-        str(REPO / "Snakefile"),
-        "--directory",
-        str(tmp_path),
-        "--configfile",
-        str(tmp_path / "config.yaml"),
-        "--cores",
-        "2",
-    ]
+    command = snakemake_command(tmp_path, "--cores", "2")
     run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
     while not list((tmp_path / CELLS).glob("*/n2001/s*.parquet")) and time.monotonic() < deadline:
