@@ -39,13 +39,13 @@ from hivebench.store import (
 from hivebench.verify import deep_damage
 
 
-@pytest.fixture
 def job_command(block: Block) -> list[str]:
     """The episode job of a block, as the workflow's rule runs it."""
     spec = ["--spec", canonical_json(block.spec()), "--summary", block.summary_path, "--record", block.record_path]
     return [sys.executable, "-m", "hivebench", "episodes", *spec]
 
 
+@pytest.fixture
 def blocks(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     return all_blocks(validate(config, "test"), tmp_path)["tiny"]
