@@ -198,12 +198,13 @@ def test_a_published_population_that_is_not_a_positive_integer_is_refused(tmp_pa
 
 
 def test_a_silobench_report_of_oracle_cells_only(tmp_path):
+    from hivebench.report import Section
     from hivebench.suites.silobench.report import render
 
     config = one_task({"kind": "silobench", "task": ["I-01", "II-13"], "oracle": True}, "distributed", [4], seeds=2)
     rows = [summary_row(cell, digest(cell), record.summary) for cell, record in played(config)]
     episodes = pd.DataFrame(rows)
-    html = render(episodes, tmp_path, "silobench/", 200, 0.95, 0, {}, {})
+    html = render(Section(episodes, tmp_path, "silobench/", 200, 0.95, 0, {}, {}))
     assert "4 episodes" in html
     table = pd.read_csv(tmp_path / "silobench.csv")
     assert set(table["topology"]) == {"none"} and table["success"].tolist() == [1.0] * len(table)

@@ -81,7 +81,8 @@ def test_notes_are_fed_forward_and_recorded_at_every_step(tiny_model, in_tmp, mo
     for t in range(4):
         for v in range(3):
             notes = table["notes"][3 * t + v]
-            system, prompt = (message["content"] for message in asked[3 * t + v].messages)
+            messages = asked[3 * t + v].messages  # full history: the earlier rounds between these two
+            system, prompt = messages[0]["content"], messages[-1]["content"]
             assert prompt.endswith(f"Your notes from last round: {notes or '(none yet)'}"), (t, v, notes, prompt)
             assert system.endswith(f"{NOTES_RULE}\n{reply}") and "Reply with" not in prompt
     assert any(table["notes"][3:9]), "some notes to carry forward"

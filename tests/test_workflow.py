@@ -27,6 +27,12 @@ def planned_jobs(workdir: Path) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M) if m[1] != "total"}
 
 
+def rerun_of(blocks: int) -> dict[str, int]:
+    """The jobs a run plans once `blocks` episode blocks of the tiny LoopBench study must run again."""
+    steps = ("collect", "scores", "contrasts", "report", "report_loopbench", "all")
+    return {"episodes": blocks, **dict.fromkeys(steps, 1)}
+
+
 def pending_episode_blocks(workdir: Path) -> list[str]:
     """Episode outputs that `snakemake --summary` plans to update."""
     rows = [line.split("\t") for line in snakemake(workdir, "--summary").stdout.splitlines()]
@@ -176,15 +182,7 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(own_run):
     )
     reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
     assert sum("Params have changed" in r for r in reasons) == 4
-    assert planned_jobs(workdir) == {
-        "episodes": 4,
-        "collect": 1,
-        "scores": 1,
-        "contrasts": 1,
-        "report": 1,
-        "report_loopbench": 1,
-        "all": 1,
-    }
+    assert planned_jobs(workdir) == rerun_of(4)
     random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
     fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
     stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
@@ -200,15 +198,7 @@ def test_adding_seeds_runs_only_the_new_cells(own_run):
     config = tiny_config()
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
-    assert planned_jobs(workdir) == {
-        "episodes": 4,
-        "collect": 1,
-        "scores": 1,
-        "contrasts": 1,
-        "report": 1,
-        "report_loopbench": 1,
-        "all": 1,
-    }  # the new blocks 10-14
+    assert planned_jobs(workdir) == rerun_of(4)  # the new blocks 10-14
     done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
     stamp = done.stat().st_mtime_ns
     snakemake(workdir)

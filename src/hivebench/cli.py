@@ -278,7 +278,7 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
     """Write one suite's report section into `folder` (reports/<study>/<suite>) from a study's episodes."""
     from hivebench.anchors import load_anchors, load_published
     from hivebench.registry import SUITE_OBJECTS
-    from hivebench.report import SECTION_FILE
+    from hivebench.report import SECTION_FILE, Section
     from hivebench.suite import load
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -286,7 +286,8 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
     mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
     anchors = args.anchors or (DEFAULT_ANCHORS if Path(DEFAULT_ANCHORS).is_file() else None)
     published, frozen = (load_published(anchors, suite), load_anchors(anchors)) if anchors else ({}, {})
-    part = render(mine, folder, f"{suite}/", args.resamples, args.confidence, args.bootstrap_seed, published, frozen)
+    bootstrap = (args.resamples, args.confidence, args.bootstrap_seed)
+    part = render(Section(mine, folder, f"{suite}/", *bootstrap, published, frozen))
     (folder / SECTION_FILE).write_text(part, encoding="utf-8")
     return folder
 

@@ -116,8 +116,8 @@ class Suite:
     # the schema fragment ($defs `<kind>_task` / `<kind>_method`): a file of the suite's package (a path in it)
     schema: str
     text_view: str  # the LLM agent's view of this suite's observations ("module:Class")
-    # renders the suite's report section ("module:function"): (its episodes, folder, link prefix,
-    # resamples, confidence, bootstrap seed, its published tables and the frozen anchors from the
+    # renders the suite's report section ("module:function"): hivebench.report.Section (its episodes,
+    # folder, link prefix, bootstrap settings, its published tables and the frozen anchors from the
     # anchors file) -> HTML
     report: str
     # files the section writes into reports/<study>/<suite>/; each .csv and .png has its caption for

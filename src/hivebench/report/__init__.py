@@ -12,6 +12,7 @@ them: the common files' in this package's captions/, a suite's in its package's 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,21 @@ COMMON_FILES = (
     "index.html",
 )
 SECTION_FILE = "section.html"
+
+
+@dataclass(frozen=True)
+class Section:
+    """What a suite's report section is given: `Suite.report` names a function that writes the
+    section's files (`Suite.report_files`) into `out` and returns its HTML."""
+
+    episodes: Any  # the suite's rows of the study's episodes table (a pandas DataFrame)
+    out: Path  # reports/<study>/<suite>
+    prefix: str  # what the section's links start with, from the study's page
+    resamples: int  # the bootstrap's settings
+    confidence: float
+    seed: int
+    published: dict[str, Any]  # the suite's published tables, from the anchors file
+    anchors: Any  # the frozen anchors (hivebench.anchors.Anchors)
 
 
 def section_files(suite: str, files: tuple[str, ...]) -> list[str]:

@@ -4,11 +4,11 @@ and method, with bootstrap intervals over instances, and how they scale with n."
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import altair as alt
 import pandas as pd
 
+from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import mean_ci
 
@@ -59,20 +59,12 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
 
 
-def render(
-    episodes: pd.DataFrame,
-    out: Path,
-    prefix: str,
-    resamples: int,
-    confidence: float,
-    seed: int,
-    published: dict,
-    anchors: dict,
-) -> str:
-    """Write the AgentsNet files into `out`; return the section's HTML (no published table yet)."""
-    table = summary_table(episodes, resamples, confidence, seed)
-    write_tables(table, out, "agentsnet")
-    save_chart(scaling_chart(table, confidence), out, "agentsnet_scaling")
+def render(section: Section) -> str:
+    """Write the AgentsNet files; return the section's HTML (no published table yet)."""
+    episodes, confidence, prefix = section.episodes, section.confidence, section.prefix
+    table = summary_table(episodes, section.resamples, confidence, section.seed)
+    write_tables(table, section.out, "agentsnet")
+    save_chart(scaling_chart(table, confidence), section.out, "agentsnet_scaling")
     shown = table.assign(
         score=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
         solved=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.solved, table.solved_lo, table.solved_hi)],

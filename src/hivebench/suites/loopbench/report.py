@@ -4,12 +4,12 @@ over time."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from hivebench.report import Section
 from hivebench.report.page import file_links, save_chart
 from hivebench.stats import mean_ci
 
@@ -168,18 +168,11 @@ see src/hivebench/suites/loopbench/README.md (Metrics).{undefined_note}</p>
 """
 
 
-def render(
-    episodes: pd.DataFrame,
-    out: Path,
-    prefix: str,
-    resamples: int,
-    confidence: float,
-    seed: int,
-    published: dict,
-    anchors: dict,
-) -> str:
-    """Write the LoopBench files into `out`; return the section's HTML, with the paper's Table 1
-    beside ours where the anchors file has it (`published`)."""
+def render(section: Section) -> str:
+    """Write the LoopBench files; return the section's HTML, with the paper's Table 1 beside ours
+    where the anchors file has it (`published`)."""
+    out, resamples, confidence, seed = section.out, section.resamples, section.confidence, section.seed
+    episodes = section.episodes
     episodes = episodes.assign(graph=episodes["graph"].fillna(episodes["task"]))  # a fixed graph: its task's name
     table = table1(episodes, resamples, confidence, seed)
     table.to_csv(out / "table1.csv", index=False, float_format="%.4f")
@@ -191,4 +184,4 @@ def render(
     (out / "table1.tex").write_text(latex.to_latex(hrules=True, multicol_align="c"))
     curves = conflicts_by_step(episodes, resamples, confidence, seed)
     save_chart(conflicts_chart(curves, list(dict.fromkeys(table["graph"])), confidence), out, "conflicts")
-    return section_html(episodes, wide, prefix, confidence, published)
+    return section_html(episodes, wide, section.prefix, confidence, section.published)

@@ -7,12 +7,12 @@ published figures (config/anchors.yaml, `published`)."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import percentile_interval, stratified_bootstrap
 from hivebench.suites.silobench.catalogue import LEVELS
@@ -177,17 +177,10 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
 
 
-def render(
-    episodes: pd.DataFrame,
-    out: Path,
-    prefix: str,
-    resamples: int,
-    confidence: float,
-    seed: int,
-    published: dict,
-    anchors: dict,
-) -> str:
-    """Write the Silo-Bench files into `out`; return the section's HTML."""
+def render(section: Section) -> str:
+    """Write the Silo-Bench files; return the section's HTML."""
+    episodes, out, confidence, published = section.episodes, section.out, section.confidence, section.published
+    resamples, seed, prefix = section.resamples, section.seed, section.prefix
     table = summary_table(episodes, resamples, confidence, seed)
     write_tables(table, out, "silobench")
     task_table(episodes).to_csv(out / "silobench_tasks.csv", index=False, float_format="%.6g")

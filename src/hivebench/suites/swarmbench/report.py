@@ -6,7 +6,6 @@ episode per task drawn as grid frames."""
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 import altair as alt
 import numpy as np
@@ -14,6 +13,7 @@ import pandas as pd
 
 from hivebench.anchors import Anchors
 from hivebench.paths import CELL_FILE
+from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
 from hivebench.suites.swarmbench import AGGREGATE, frame_picks
@@ -153,17 +153,10 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
     )
 
 
-def render(
-    episodes: pd.DataFrame,
-    out: Path,
-    prefix: str,
-    resamples: int,
-    confidence: float,
-    seed: int,
-    published: dict,
-    anchors: Anchors,
-) -> str:
-    """Write the SwarmBench files into `out`; return the section's HTML."""
+def render(section: Section) -> str:
+    """Write the SwarmBench files; return the section's HTML."""
+    episodes, out, confidence, anchors = section.episodes, section.out, section.confidence, section.anchors
+    resamples, seed, prefix = section.resamples, section.seed, section.prefix
     table = summary_table(episodes, resamples, confidence, seed, anchors)
     aggregate = aggregate_table(episodes, resamples, confidence, seed, anchors)
     write_tables(table, out, "swarmbench")

@@ -2,21 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pandas as pd
+from hivebench.report import Section
 
 
-def render(
-    episodes: pd.DataFrame,
-    out: Path,
-    prefix: str,
-    resamples: int,
-    confidence: float,
-    seed: int,
-    published: dict,
-    anchors: dict,
-) -> str:
-    table = episodes.groupby(["task", "method", "population"], as_index=False)["agreement"].mean()
+def render(section: Section) -> str:
+    table = section.episodes.groupby(["task", "method", "population"], as_index=False)["agreement"].mean()
     note = "<p>Mean agreement (the share of agents on the final majority bit).</p>"
     return f"<h2>Ring</h2>\n{note}\n{table.to_html(index=False)}"
