@@ -38,11 +38,6 @@ from hivebench.suites.loopbench.task import ColoringTask
 CLASSICAL = [(suite, kind) for suite, s in SUITE_OBJECTS.items() for kind in s.methods]
 
 
-def same(a, b) -> bool:
-    """Two records are the same episode as the store would write them (tests/test_llm_lockstep.py)."""
-    return not conformance.differences(a, b)
-
-
 @pytest.mark.parametrize("suite", list(SUITE_OBJECTS))
 def test_every_suite_declares_an_example(suite):
     assert conformance.example_problems(SUITE_OBJECTS[suite]) == []
