@@ -99,9 +99,12 @@ def test_transport_boxes_lie_in_the_wall_one_cell_off_their_gap():
 
 def test_window_sums_are_the_sums_of_each_cells_square():
     values = np.random.default_rng(0).integers(0, 3, (2, 9, 11))
-    sums = rules.window_sums(values, 2)
+    sums = rules.window_sums(values, 2, 2)
     for s, r, c in [(0, 0, 0), (1, 4, 5), (0, 8, 10), (1, 2, 9)]:
         assert sums[s, r, c] == values[s, max(r - 2, 0) : r + 3, max(c - 2, 0) : c + 3].sum()
+    lopsided = rules.window_sums(values, 4, 3)  # the reference prey's grid[i - 4 : i + 4, j - 4 : j + 4]
+    for s, r, c in [(0, 0, 0), (1, 4, 5), (0, 8, 10), (1, 2, 9)]:
+        assert lopsided[s, r, c] == values[s, max(r - 4, 0) : r + 4, max(c - 4, 0) : c + 4].sum()
 
 
 def worlds_at(terrain: np.ndarray, agents: list[tuple[int, int]], **level_fields) -> Worlds:

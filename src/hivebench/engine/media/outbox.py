@@ -53,7 +53,13 @@ class Outbox:
         return Outbox(none, none, pa.array([], pa.string()))
 
 
-def cut(texts: pa.StringArray, max_chars: int) -> tuple[pa.StringArray, np.ndarray]:
-    """The texts cut to `max_chars` characters, and (m,) which were longer."""
+def cut(texts: pa.StringArray, max_chars: int, marker: str = "") -> tuple[pa.StringArray, np.ndarray]:
+    """The texts cut to `max_chars` characters with `marker` added to each cut one, and (m,) which
+    were longer."""
     long = pc.utf8_length(texts).to_numpy(zero_copy_only=False) > max_chars
-    return (pc.utf8_slice_codeunits(texts, 0, max_chars) if long.any() else texts), long
+    if not long.any():
+        return texts, long
+    short = pc.utf8_slice_codeunits(texts, 0, max_chars)
+    if marker:
+        short = pc.if_else(pa.array(long), pc.binary_join_element_wise(short, marker, ""), short)
+    return short, long

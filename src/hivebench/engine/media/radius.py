@@ -2,7 +2,7 @@
 `max_chars` characters: a longer one is cut to it and counted). It is delivered once, at the start of
 the next round, anonymously, to every agent of its episode within Chebyshev distance `radius` of the
 sender, where both stand then (after the round's movement: `deliver`'s `where`). The reference also
-delivers it to its sender: `to_sender`."""
+delivers it to its sender (`to_sender`), and marks a cut message with "..." (`marker`)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ class RadiusBroadcast:
     """A `Medium`: an outbox holds one row per speaking agent (receiver -1); an inbox one row per
     (receiver, message), by receiver then sender."""
 
-    def __init__(self, block: Block, radius: int, max_chars: int, to_sender: bool):
+    def __init__(self, block: Block, radius: int, max_chars: int, to_sender: bool, marker: str = ""):
         self.block = block
-        self.radius, self.max_chars, self.to_sender = radius, max_chars, to_sender
+        self.radius, self.max_chars, self.to_sender, self.marker = radius, max_chars, to_sender, marker
         # (step, messages, how many heard each) per round sent
         self.sent: list[tuple[int, Outbox, np.ndarray]] = []
         self.pending: tuple[int, Outbox, np.ndarray] | None = None
@@ -43,7 +43,7 @@ class RadiusBroadcast:
     def send(self, step: int, outbox: Outbox) -> None:
         """Round `step`'s messages, at most one per agent."""
         assert outbox.text is not None
-        text, long = cut(outbox.text, self.max_chars)
+        text, long = cut(outbox.text, self.max_chars, self.marker)
         self.truncated += self.block.per_episode(agents=outbox.sender[long])
         self.messages += self.block.per_episode(agents=outbox.sender)
         self.pending = (

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from hivebench import compat
+from hivebench.compat import Difference
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
 from hivebench.suites.agentsnet.names import longest_name
@@ -17,9 +20,24 @@ PACKAGE = "hivebench.suites.agentsnet"
 # Barabasi-Albert n > m = 2, a triangulation three points.
 SMALLEST = {"watts_strogatz": 4, "barabasi_albert": 3, "delaunay": 3}
 LARGEST = 10_000  # the exact diameter (the paper's rounds) is a breadth-first search from every node
+# Where hivebench's AgentsNet departs from the reference's code (floriangroetschla/AgentsNet): each a task
+# parameter; `compat: reference` takes the reference's side of every one.
+DIFFERENCES = (
+    Difference(
+        "message_chars",
+        1000,
+        None,
+        "the reference passes messages of any length; hivebench cuts them at 1,000 characters (and counts "
+        "the cuts) so one verbose model cannot flood its neighbours' prompts",
+        kept=True,
+    ),
+)
 
 
 class NetHooks(TaskHooks):
+    def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
+        return compat.resolve(params, DIFFERENCES)
+
     def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
         family = params["family"]
         if n < SMALLEST[family]:
@@ -35,8 +53,8 @@ class NetHooks(TaskHooks):
         return n * (rounds + 1)
 
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
-        if method != "distributed":  # random sends nothing; an LLM's longer messages are cut and counted
-            return
+        if method != "distributed" or params["message_chars"] is None:
+            return  # random sends nothing; an LLM's longer messages are cut and counted; null: no cap
         problem = params["problem"]
         what = f"a distributed {problem} message can take"
         yield from message_cap_problems(params["message_chars"], sizes, partial(classical_message_chars, problem), what)

@@ -28,6 +28,8 @@ from hivebench.suite import TaskParamError
 from hivebench.suites.agentsnet import problems
 from hivebench.suites.agentsnet.graphs import Block, instance
 
+NO_CAP = 2**62  # `message_chars: null` (the reference): no message is ever cut
+
 
 @dataclass(frozen=True)
 class NetViews:
@@ -40,7 +42,7 @@ class NetViews:
     rounds: np.ndarray  # (episodes,) R, the message rounds of each episode
     agent_rounds: np.ndarray  # (agents,) R of each agent's episode
     problem: str
-    message_chars: int  # the size cap of one message
+    message_chars: int | None  # the size cap of one message (None: none)
     block: Block
     inbox: Outbox  # delivered at the start of this round (sent in round step - 1)
     sent: tuple[Outbox, ...]  # every earlier round's messages, as delivered
@@ -97,7 +99,7 @@ class NetTask:
             self._check_agent_steps()
         self.agent_rounds = np.repeat(self.rounds, self.n)
         self.medium = media.medium("neighbours")(
-            self.block, max_chars=self.params["message_chars"], last_round=self.rounds - 1
+            self.block, max_chars=self.params["message_chars"] or NO_CAP, last_round=self.rounds - 1
         )
         self.inbox: Outbox = self.medium.deliver()
         self.delivered: list[Outbox] = []  # every earlier round's messages, as delivered

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+from hivebench import compat
+from hivebench.compat import Difference
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind
 
@@ -16,6 +19,65 @@ TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
 BAND = 4  # Foraging: a maze wall every 4 rows (levels.py builds the maze)
 # The tasks whose normalised scores make the Waggle aggregate (each over its frozen N = 8 anchor)
 AGGREGATE = ("pursuit", "foraging", "synchronization")
+# Where hivebench's SwarmBench departs from the reference's code (RUC-GSAI/YuLan-SwarmIntell, swarmbench/):
+# each a task parameter; `compat: reference` takes the reference's side of every one.
+DIFFERENCES = (
+    Difference(
+        "prey_danger",
+        "symmetric",
+        "reference",
+        "the prey's danger of a cell counts agents (1) and walls (0.9) over the 8 x 8 window from 4 cells "
+        "before it to 3 after (`grid[i-4:i+4, j-4:j+4]`); hivebench's window is the symmetric 9 x 9 one",
+    ),
+    Difference(
+        "prey_compares",
+        "own_cell",
+        "left_cell",
+        "the prey moves when a destination is less dangerous than the cell to its left (a loop variable "
+        "left over from the capture check), not than its own cell",
+    ),
+    Difference(
+        "prey_respawn",
+        "safest",
+        "sampled",
+        "a caught prey respawns on the first least dangerous of H x W cells sampled at random, not on a "
+        "least dangerous free cell",
+    ),
+    Difference(
+        "prey_pushable",
+        "never",
+        "first",
+        "agents can push the first prey (a one-cell body of mass 1); those that respawn are static",
+    ),
+    Difference("to_sender", False, True, "a message is delivered to its sender too", kept=True),
+    Difference(
+        "message_cut",
+        "plain",
+        "ellipsis",
+        'a message over the cap is cut and "..." added (the reference agent\'s parser does it)',
+    ),
+    Difference(
+        "flocking_distance",
+        "exact",
+        "paired_shifts",
+        "the distance to the shape tries only the shifts that pair an agent with a shape cell, which can "
+        "miss the least one",
+    ),
+    Difference(
+        "flocking_level",
+        "seeded",
+        "fixed",
+        "every Flocking episode plays one level (the reference's Flocking ignores its seed and uses 42); "
+        "`fixed` plays the level of cell seed 42, hivebench's generator's, not the reference's",
+    ),
+    Difference(
+        "foraging_maze",
+        "serpentine",
+        "reference",
+        "the maze walls' spans come from `-width // 3 + 1` (an operator-precedence slip) and an odd wall "
+        "count puts food and nest in the first column; the same maze as hivebench's up to a 12 x 12 map",
+    ),
+)
 
 
 def side(n: int) -> int:
@@ -37,6 +99,9 @@ def capacity(task: str, size: int) -> int:
 
 
 class SwarmHooks(TaskHooks):
+    def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
+        return compat.resolve(params, DIFFERENCES)
+
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
         k = params["view"]
         if k < 3 or k % 2 == 0:

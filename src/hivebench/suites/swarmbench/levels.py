@@ -9,8 +9,9 @@ code does something its description does not:
 - Synchronization: each agent's light is drawn on or off; agents anywhere inside.
 - Foraging: a serpentine maze: walls every 4 rows (or columns) across the map, each leaving a 2-cell
   gap at alternate ends; the 2 x 2 food in the first band, the 2 x 2 nest in the last, each in the
-  corner away from that band's opening (the reference's wall spans come from an operator-precedence
-  slip, and an odd wall count puts food and nest in one band).
+  corner away from that band's opening. The reference's walls' spans follow `-size // 3 + 1` (an
+  operator-precedence slip) and its food and nest go to opposite corners (`foraging_maze: reference`,
+  `reference_foraging`); up to a 12 x 12 map (N <= 16) the two mazes are the same.
 - Flocking: agents anywhere inside; the target is a hollow square of side N // 4 + 1. The level is
   drawn from the seed (the reference always uses seed 42 there).
 - Transport: one of the reference's 8 box shapes (13 cells: a 3 x 3 body and a 4-cell bar lying in
@@ -82,8 +83,9 @@ def spread(rng: np.random.Generator, free: np.ndarray, n: int) -> np.ndarray:
     return np.stack(np.unravel_index(chosen, free.shape), axis=1).astype(np.int64)
 
 
-def level(task: str, n: int, seed: int, size: int | None = None) -> Level:
-    """The level of a task for n agents on the cell seed's map (of side `side(n)` unless given)."""
+def level(task: str, n: int, seed: int, size: int | None = None, maze: str = "serpentine") -> Level:
+    """The level of a task for n agents on the cell seed's map (of side `side(n)` unless given);
+    `maze`: Foraging's, hivebench's serpentine or the reference's."""
     size = size or side(n)
     rng = stream(seed, f"level/{task}")
     terrain = walled(size)
@@ -97,7 +99,7 @@ def level(task: str, n: int, seed: int, size: int | None = None) -> Level:
         lights = rng.random(n) < 0.5
         return Level(terrain, spread(rng, terrain == FLOOR, n), lights=lights)
     if task == "foraging":
-        return foraging(rng, terrain, n)
+        return foraging(rng, terrain, n) if maze == "serpentine" else reference_foraging(rng, terrain, n)
     if task == "flocking":
         return Level(terrain, spread(rng, terrain == FLOOR, n))
     if task == "transport":
@@ -122,6 +124,29 @@ def foraging(rng: np.random.Generator, terrain: np.ndarray, n: int) -> Level:
     first, last = (FOOD, NEST) if rng.random() < 0.5 else (NEST, FOOD)
     terrain[1:3, 1:3] = first
     terrain[size - 3 : size - 1, far_end : far_end + 2] = last
+    if rng.random() < 0.5:  # walls across the columns instead
+        terrain = terrain.T.copy()
+    return Level(terrain, spread(rng, terrain == FLOOR, n))
+
+
+def reference_foraging(rng: np.random.Generator, terrain: np.ndarray, n: int) -> Level:
+    """The reference's Foraging level (its task.py, `Foraging.reset`): walls every 4 rows, the even
+    ones from the left edge to `-size // 3 + 1` (an operator-precedence slip: -(size) // 3), the odd
+    ones from `size // 3` to the right edge; the 2 x 2 food and nest in opposite corners, both in the
+    first column when the wall count is odd; walls across the columns instead half the time."""
+    size = len(terrain)
+    food = [int(rng.choice([1, size - 3])), int(rng.choice([1, size - 3]))]
+    nest = [size - 3 if food[0] == 1 else 1, size - 3 if food[1] == 1 else 1]
+    walls = list(range(BAND, size - BAND, BAND))
+    if len(walls) % 2 == 1:
+        food[1] = nest[1] = 1
+    for i, row in enumerate(walls):
+        if i % 2 == 0:
+            terrain[row, : -size // 3 + 1] = WALL
+        else:
+            terrain[row, size // 3 :] = WALL
+    terrain[nest[0] : nest[0] + 2, nest[1] : nest[1] + 2] = NEST
+    terrain[food[0] : food[0] + 2, food[1] : food[1] + 2] = FOOD
     if rng.random() < 0.5:  # walls across the columns instead
         terrain = terrain.T.copy()
     return Level(terrain, spread(rng, terrain == FLOOR, n))

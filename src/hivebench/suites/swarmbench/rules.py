@@ -4,10 +4,10 @@ a block at once (after the reference's task.py, with its bugs fixed where the is
 - Pursuit: the prey is caught when its four neighbours are all taken (agents or walls): a point, and
   it respawns on the free cell of least danger (ties: drawn from the seed); it does not move in that
   round. Otherwise it moves two cells (straight, or one each way with both cells beside it free) to
-  the first of the least dangerous destinations, when that is less dangerous than where it stands
-  (the reference compares with the cell left of the prey: a stale loop variable). Danger of a cell:
-  10 per agent and 9 per wall within Chebyshev distance 4 (the reference's 1 and 0.9, in integers so
-  ties are exact, over a symmetric window where the reference's is 4 cells before and 3 after).
+  the first of the least dangerous destinations, when that is less dangerous than where it stands.
+  Danger of a cell: 10 per agent and 9 per wall within Chebyshev distance 4 (the reference's 1 and
+  0.9, in integers so ties are exact). The reference's own rules are settings (`DIFFERENCES` in the
+  suite's __init__): `prey_danger`, `prey_compares`, `prey_respawn` and `prey_pushable`.
 - Synchronization: SWITCH flips the agent's light; a point each time every light agrees, on and off
   in turn (the first agreement of either kind counts).
 - Foraging: an agent beside the food loads a piece, then an agent beside the nest with a piece
@@ -19,11 +19,15 @@ a block at once (after the reference's task.py, with its bugs fixed where the is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from hivebench import compat
 from hivebench.seeding import stream
-from hivebench.suites.swarmbench import physics
+from hivebench.suites.swarmbench import DIFFERENCES, physics
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, Level, ring
 from hivebench.suites.swarmbench.world import SWITCH, Worlds
 
@@ -41,13 +45,16 @@ PREY_MOVES = (
     ((-2, 0), ((-1, 0),)),
 )
 NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+Settings = Mapping[str, Any]
+HIVEBENCH: Settings = compat.settings({}, DIFFERENCES)
 
 
-def window_sums(values: np.ndarray, radius: int) -> np.ndarray:
-    """(episodes, rows, cols): the sum of `values` over each cell's (2r + 1)^2 square (zero outside)."""
-    padded = np.pad(values, ((0, 0), (radius + 1, radius), (radius + 1, radius)))
+def window_sums(values: np.ndarray, before: int, after: int) -> np.ndarray:
+    """(episodes, rows, cols): the sum of `values` over each cell's square from `before` cells before
+    it to `after` after, along both axes (zero outside)."""
+    padded = np.pad(values, ((0, 0), (before + 1, after), (before + 1, after)))
     total = padded.cumsum(1).cumsum(2)
-    w = 2 * radius + 1
+    w = before + after + 1
     return total[:, w:, w:] - total[:, :-w, w:] - total[:, w:, :-w] + total[:, :-w, :-w]
 
 
@@ -58,11 +65,20 @@ def beside(worlds: Worlds, code: int) -> np.ndarray:
 
 
 class Rules:
-    """A task's state beyond the bodies, and its score, per episode."""
+    """A task's state beyond the bodies, and its score, per episode. `settings`: the suite's
+    differences from the reference (`compat.settings`; hivebench's own where not given)."""
 
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
+    def __init__(
+        self,
+        worlds: Worlds,
+        levels: list[Level],
+        seeds: list[int],
+        rounds: int,
+        settings: Settings = HIVEBENCH,
+    ):
         self.worlds = worlds
         self.rounds = rounds
+        self.settings = settings
         self.score = np.zeros(len(levels))
 
     def update(self, step: int, actions: np.ndarray) -> None:
@@ -81,10 +97,14 @@ class Rules:
 
 
 class Pursuit(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds, rounds)
+    def __init__(
+        self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int, settings: Settings = HIVEBENCH
+    ):
+        super().__init__(worlds, levels, seeds, rounds, settings)
         self.prey = np.array([lv.prey for lv in levels], dtype=np.int64)
         self.draws = [stream(seed, "prey") for seed in seeds]
+        # per episode: whether its prey is a body agents can push (the reference's first prey)
+        self.pushable = np.full(len(levels), settings["prey_pushable"] == "first")
         self._place(np.ones(len(levels), dtype=bool))
         self.path: list[np.ndarray] = []  # the prey's cell at each state
 
@@ -92,17 +112,45 @@ class Pursuit(Rules):
         self.path.append(self.prey.copy())
 
     def _place(self, episodes: np.ndarray) -> None:
-        m = self.worlds.margin
-        self.worlds.grid[episodes, self.prey[episodes, 0] + m, self.prey[episodes, 1] + m] = physics.STATIC
+        w, m = self.worlds, self.worlds.margin
+        body = np.where(self.pushable, w.agents + np.arange(len(self.prey)), physics.STATIC)
+        w.grid[episodes, self.prey[episodes, 0] + m, self.prey[episodes, 1] + m] = body[episodes]
+
+    def _pushed(self) -> None:
+        """Where the pushable prey stand after the round's movement."""
+        w, m = self.worlds, self.worlds.margin
+        for s in np.flatnonzero(self.pushable):
+            self.prey[s] = np.argwhere(w.grid[s] == w.agents + s)[0] - m
 
     def _danger(self) -> np.ndarray:
         w = self.worlds
         agents = ((w.grid >= 0) & (w.grid < w.agents)).astype(np.int64)
         walls = (w.terrain == WALL).astype(np.int64)
-        return AGENT_DANGER * window_sums(agents, DANGER_RADIUS) + WALL_DANGER * window_sums(walls, DANGER_RADIUS)
+        if self.settings["prey_danger"] == "reference":  # grid[i - 4 : i + 4, j - 4 : j + 4], in floats
+            return window_sums(agents, 4, 3) + window_sums(walls, 4, 3) * 0.9
+        return AGENT_DANGER * window_sums(agents, DANGER_RADIUS, DANGER_RADIUS) + WALL_DANGER * window_sums(
+            walls, DANGER_RADIUS, DANGER_RADIUS
+        )
+
+    def _respawn(self, s: int, danger: np.ndarray) -> None:
+        """Episode s's caught prey to a least dangerous free cell of the map (the grid without it)."""
+        w = self.worlds
+        free = w.map_view(w.grid)[s] == physics.EMPTY
+        level = w.map_view(danger)[s]
+        if self.settings["prey_respawn"] == "sampled":  # the first least dangerous of H x W free samples
+            cells = np.flatnonzero(free)
+            samples = cells[self.draws[s].integers(len(cells), size=free.size)]
+            chosen = samples[np.argmin(level.flat[samples])]
+        else:
+            level = np.where(free, level, np.inf)
+            safest = np.flatnonzero(level == level.min())
+            chosen = safest[self.draws[s].integers(len(safest))]
+        self.prey[s] = np.unravel_index(chosen, level.shape)
+        self.pushable[s] = False
 
     def update(self, step: int, actions: np.ndarray) -> None:
         w, m = self.worlds, self.worlds.margin
+        self._pushed()
         episodes = np.arange(len(self.prey))
         rows, cols = self.prey[:, 0] + m, self.prey[:, 1] + m
         taken = np.stack([w.grid[episodes, rows + dr, cols + dc] != physics.EMPTY for dr, dc in NEIGHBOURS])
@@ -110,14 +158,12 @@ class Pursuit(Rules):
         self.score += caught
         danger = self._danger()
         w.grid[episodes, rows, cols] = physics.EMPTY
-        for s in np.flatnonzero(caught):  # respawn on the safest free cell of the map
-            free = w.map_view(w.grid)[s] == physics.EMPTY
-            level = np.where(free, w.map_view(danger)[s], np.iinfo(np.int64).max)
-            safest = np.flatnonzero(level == level.min())
-            self.prey[s] = np.unravel_index(safest[self.draws[s].integers(len(safest))], level.shape)
+        for s in np.flatnonzero(caught):
+            self._respawn(s, danger)
         moving = ~caught
-        here = danger[episodes, rows, cols]
-        best, choice = here.copy(), np.full(len(episodes), -1)
+        # the reference weighs the moves against the cell left of the prey (the capture check's last offset)
+        left = self.settings["prey_compares"] == "left_cell"
+        best, choice = danger[episodes, rows, cols - 1 if left else cols], np.full(len(episodes), -1)
         for i, ((dr, dc), passes) in enumerate(PREY_MOVES):
             legal = w.grid[episodes, rows + dr, cols + dc] == physics.EMPTY
             for pr, pc in passes:
@@ -135,8 +181,10 @@ class Pursuit(Rules):
 
 
 class Synchronization(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds, rounds)
+    def __init__(
+        self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int, settings: Settings = HIVEBENCH
+    ):
+        super().__init__(worlds, levels, seeds, rounds, settings)
         self.lights = np.concatenate([lv.lights for lv in levels])
         self.last_agreed = np.full(len(levels), -1)  # lights on at the last agreement that scored
 
@@ -152,8 +200,10 @@ class Synchronization(Rules):
 
 
 class Foraging(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds, rounds)
+    def __init__(
+        self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int, settings: Settings = HIVEBENCH
+    ):
+        super().__init__(worlds, levels, seeds, rounds, settings)
         self.carrying = np.zeros(worlds.agents, dtype=bool)
 
     def update(self, step: int, actions: np.ndarray) -> None:
@@ -229,12 +279,23 @@ def shape_distance(
     return int(best), at
 
 
+def paired_shift_distance(agents: np.ndarray, target: np.ndarray) -> int:
+    """The reference's distance to the shape: the least assignment distance over the shifts that put
+    a target cell on an agent's (`emd` in its task.py); at least `shape_distance`'s."""
+    rows = agents[:, 0, None] - target[None, :, 0]
+    cols = agents[:, 1, None] - target[None, :, 1]
+    shifts = np.unique(np.stack([rows.ravel(), cols.ravel()], axis=1), axis=0)
+    return min(_assignment(np.abs(rows - r) + np.abs(cols - c)) for r, c in shifts)
+
+
 class Flocking(Rules):
     """Score: the most the distance to the target shape has fallen below its start, max over t of
     D_0 - D_t (never below 0)."""
 
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds, rounds)
+    def __init__(
+        self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int, settings: Settings = HIVEBENCH
+    ):
+        super().__init__(worlds, levels, seeds, rounds, settings)
         self.target = ring(worlds.n)
         self.shifts: list[tuple[int, int] | None] = [None] * len(levels)  # each episode's last best shift
         self.start = self.distances()
@@ -243,10 +304,12 @@ class Flocking(Rules):
     def distances(self) -> np.ndarray:
         n, found = self.worlds.n, []
         for s in range(len(self.score)):
-            distance, self.shifts[s] = shape_distance(
-                self.worlds.position[s * n : (s + 1) * n], self.target, self.shifts[s]
-            )
-            found.append(distance)
+            agents = self.worlds.position[s * n : (s + 1) * n]
+            if self.settings["flocking_distance"] == "paired_shifts":
+                found.append(paired_shift_distance(agents, self.target))
+            else:
+                distance, self.shifts[s] = shape_distance(agents, self.target, self.shifts[s])
+                found.append(distance)
         return np.array(found)
 
     def update(self, step: int, actions: np.ndarray) -> None:
@@ -258,8 +321,10 @@ class Flocking(Rules):
 
 
 class Transport(Rules):
-    def __init__(self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int):
-        super().__init__(worlds, levels, seeds, rounds)
+    def __init__(
+        self, worlds: Worlds, levels: list[Level], seeds: list[int], rounds: int, settings: Settings = HIVEBENCH
+    ):
+        super().__init__(worlds, levels, seeds, rounds, settings)
         self.left_at = np.full(worlds.agents, -1)  # the round each agent left the map in
         self.path: list[np.ndarray] = []  # the box's (rows, columns) moved by each state
 

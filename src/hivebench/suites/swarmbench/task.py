@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from hivebench import compat
 from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import Outbox
-from hivebench.suites.swarmbench import rules, side
+from hivebench.suites.swarmbench import DIFFERENCES, rules, side
 from hivebench.suites.swarmbench.levels import Level, level
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
@@ -95,14 +96,21 @@ class SwarmTask:
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.seeds = list(seeds)
-        levels: list[Level] = [level(self.task, self.n, seed, self.size) for seed in seeds]
-        self.worlds = Worlds(levels, margin=max(self.k // 2, 1))  # views and escapes stay inside the array
-        self.rules: rules.Rules = RULES[self.task](self.worlds, levels, self.seeds, self.rounds)
+        settings = compat.settings(self.params, DIFFERENCES)
+        fixed = self.task == "flocking" and settings["flocking_level"] == "fixed"  # the reference's seed 42
+        levels: list[Level] = [
+            level(self.task, self.n, 42 if fixed else seed, self.size, maze=settings["foraging_maze"]) for seed in seeds
+        ]
+        self.worlds = Worlds(  # views and escapes stay inside the array
+            levels, margin=max(self.k // 2, 1), pushable_prey=settings["prey_pushable"] == "first"
+        )
+        self.rules: rules.Rules = RULES[self.task](self.worlds, levels, self.seeds, self.rounds, settings)
         self.medium = media.medium("radius")(
             self.worlds.block,
             radius=self.k // 2,
             max_chars=int(self.params["message_chars"]),
-            to_sender=bool(self.params["to_sender"]),
+            to_sender=bool(settings["to_sender"]),
+            marker="..." if settings["message_cut"] == "ellipsis" else "",
         )
         self.inbox = self._heard()
         states = self.rounds + 1

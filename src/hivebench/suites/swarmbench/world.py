@@ -3,9 +3,9 @@ round of movement under the push physics.
 
 Each episode's map sits inside a margin of OUTSIDE cells (what an agent's view shows past the map's
 edge, and where Transport's box and agents leave through the gap). Bodies: agent v of episode s is
-body s * n + v; Transport's box of episode s is body S * n + s. Walls, food, nest and the prey are
-static: agents cannot push them (the reference lets agents push its first prey but not the ones that
-respawn; here no prey is pushable).
+body s * n + v; Transport's box of episode s is body S * n + s, and so is Pursuit's prey where it can
+be pushed (`prey_pushable: first`, the reference's first prey: one cell of mass 1). Walls, food, nest
+and any other prey are static: agents cannot push them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ACTIONS = ("STAY", *physics.DIRECTIONS, "SWITCH")
 class Worlds:
     """The block's grids, bodies and agent positions (map coordinates: row, column; row 0 on top)."""
 
-    def __init__(self, levels: list[Level], margin: int):
+    def __init__(self, levels: list[Level], margin: int, pushable_prey: bool = False):
         self.n = len(levels[0].agents)
         self.size = len(levels[0].terrain)
         self.margin = margin
@@ -37,10 +37,12 @@ class Worlds:
         self.block = Block(self.n, episodes)  # agent v of episode s is body s * n + v
         self.agents = self.block.agents
         boxes = [lv.box for lv in levels]
-        bodies = self.agents + (episodes if boxes[0] is not None else 0)
-        self.mass = np.full(bodies, AGENT_MASS, dtype=np.int64)
+        prey_bodies = pushable_prey and levels[0].prey is not None
+        bodies = self.agents + (episodes if boxes[0] is not None or prey_bodies else 0)
+        self.mass = np.full(bodies, AGENT_MASS, dtype=np.int64)  # a prey body weighs as an agent
         self.multi = np.zeros(bodies, dtype=bool)
-        self.mass[self.agents :], self.multi[self.agents :] = BOX_MASS, True
+        if boxes[0] is not None:
+            self.mass[self.agents :], self.multi[self.agents :] = BOX_MASS, True
         self.grid = np.where((self.terrain == FLOOR) | (self.terrain == OUTSIDE), physics.EMPTY, physics.STATIC).astype(
             np.int32
         )
