@@ -85,7 +85,9 @@ BEFORE = {
     "silobench": (
         24,
         "db34d36f845064165ce09fab1d738be64b12449e9e88924610b8963c8cdb974d",
-        "b7852072b1149da4c8d8f224101c76cd1f618a2b7ffbf7a7397a177232db4acf",
+        # the identities since Silo-Bench's task version 2 (issue 23: partial credit for an answer of
+        # the wrong size), so an LLM cell scored by the old rule reruns; the tables are as before
+        "730ff47d714c21bc3d3504fd8721ce723a7ceb5ce6354ed0e81b5c346beb4e5c",
     ),
 }
 # The LLM agent's since its version 4 (its memory in the agent): {suite: (sha256 of its cells'
@@ -104,7 +106,7 @@ LLM_V4 = {
         "2ee9f033e32973dae9eee7cbf15dc023706395001739a880ce9a36a6b58e79c5",
     ),
     "silobench": (
-        "9ebfc408d0cffb338639fda63b37cd6815c9aa09f90fb97b0f94b09febffee5c",
+        "aaffdf90f74ec43bd0aebde8026cc724323aa2d1080048e1a4989be2a14f46da",  # Silo-Bench's task version 2
         "fab31e97770089b9ec30078aa5500dc8787359f329b6041bf15f4611d0a05484",
     ),
 }

@@ -332,12 +332,20 @@ def test_random_gossip_spreads_shards_with_its_seed_passing_each_on_once():
         (100.9, 100, "I", (False, 1.0, "wrong value, within the 1 % tolerance")),
         (0.001, 0, "I", (False, 0.0, "wrong value")),
         ([1, 2], [1, 2, 3], "II", (False, 2 / 3, "wrong size: 2 entries, expected 3; wrong entries")),
-        ([1, 9, 3, 4], [1, 2, 3], "II", (False, 2 / 3, "wrong size: 4 entries, expected 3; wrong entries")),
+        # over-long: 2 right of the 4 given (the longer of the two lists), never full credit
+        ([1, 9, 3, 4], [1, 2, 3], "II", (False, 2 / 4, "wrong size: 4 entries, expected 3; wrong entries")),
         (
             {"0": 1, "1": 5},
             {"0": 1, "1": 2, "2": 3},
             "II",
             (False, 1 / 3, "wrong size: 1 of 3 keys missing; wrong entries"),
+        ),
+        # all 3 keys right and 2 not asked for: 3 of the 5 keys
+        (
+            {"0": 1, "1": 2, "2": 3, "7": 0, "8": 0},
+            {"0": 1, "1": 2, "2": 3},
+            "III",
+            (False, 3 / 5, "wrong size: 2 extra keys; wrong entries"),
         ),
         ([5, 5, 7], [5, 5, 7], "III", (True, 1.0, None)),
         ([7, 5, 5], [5, 5, 7], "III", (False, 2 / 3, "wrong entries")),

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from hivebench import compat
+from hivebench.compat import Difference
 from hivebench.method import MethodImpl
 from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
 from hivebench.suites.silobench.catalogue import BY_ID, selected
@@ -35,9 +38,60 @@ CUBE_BYTES, SQUARE_BYTES, ROUND_BYTES = 4, 64, 16
 # rounded up from the largest traced peak of generating and solving one (7 KB at N = 5,000 and 20,000:
 # III-25, III-27, III-29); every episode holds its instance, an oracle cell nothing else.
 INSTANCE_BYTES = 16_384
+# Where hivebench's Silo-Bench departs from the reference (arXiv 2603.01045 and its code): each a task
+# parameter; `compat: reference` takes the reference's side of every one (the README's table).
+DIFFERENCES = (
+    Difference(
+        "submission",
+        "end",
+        "any_round",
+        "the reference's agents may submit their answer in any round and then stop; hivebench asks every "
+        "agent for its answer after round R",
+    ),
+    Difference(
+        "received",
+        "window",
+        "all",
+        "the reference's agents keep their whole conversation; with the LLM method's `history: K` "
+        "hivebench's prompt drops what arrived more than K rounds ago",
+    ),
+    Difference(
+        "store_view",
+        "whole",
+        "calls",
+        "the reference's agents list and read the store by tool calls; hivebench shows an LLM agent the "
+        "whole store every round",
+    ),
+)
+
+
+def applicable(params: dict[str, Any]) -> tuple[Difference, ...]:
+    """The differences that can act on a task: none on an oracle (it answers at once), store_view on
+    the store alone."""
+    if params["oracle"]:
+        return ()
+    return tuple(d for d in DIFFERENCES if d.key != "store_view" or params["protocol"] == "store")
+
+
+def behaviour(params: dict[str, Any]) -> str:
+    """What a task's differences that act on it add up to: "hivebench", "reference", or the settings
+    that depart from hivebench's ("submission: any_round, received: all")."""
+    differences = applicable(params)
+    values = compat.settings(params, differences)
+    departing = [f"{d.key}: {values[d.key]}" for d in differences if values[d.key] != d.ours]
+    if not departing:
+        return "hivebench"
+    return "reference" if all(values[d.key] == d.reference for d in differences) else ", ".join(departing)
 
 
 class SiloHooks(TaskHooks):
+    def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
+        """The differences (`compat`) as the cell stores them, less those that cannot act on it (so an
+        oracle cell is the same in both modes)."""
+        stored = compat.resolve(params, DIFFERENCES)
+        unused = {d.key for d in DIFFERENCES} - {d.key for d in applicable(stored)}
+        return {key: value for key, value in stored.items() if key not in unused}
+
     def members(self, params: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
         """`task: I-01` is one task; a list, a level or `all` one member per ID, named by it."""
         if isinstance(params["task"], str) and selected(params["task"]) == [params["task"]]:
@@ -112,7 +166,7 @@ def _too_many(params: dict[str, Any], n: int) -> str:
 
 SUITE = Suite(
     name="silobench",
-    tasks={"silobench": TaskKind(f"{PACKAGE}.task:SiloTask", version=1, hooks=SiloHooks(), tables=("messages",))},
+    tasks={"silobench": TaskKind(f"{PACKAGE}.task:SiloTask", version=2, hooks=SiloHooks(), tables=("messages",))},
     methods={
         "distributed": MethodImpl(f"{PACKAGE}.baselines:Distributed", version=1),
         "local": MethodImpl(f"{PACKAGE}.baselines:LocalOnly", version=1),

@@ -14,6 +14,11 @@ solving the task on exactly those shards as if they were all the data.
   p2p, each round an agent sends what it has not passed on yet (to the cap) to one neighbour drawn at
   random; broadcast, it broadcasts it with probability 1/2 each round; store, it writes its own shard
   with probability 1/2 each round until it has.
+
+With `submission: any_round` an agent of distributed or random answers in the round it holds every
+shard and has passed on all it passes (what it sends that round included): it would send nothing more,
+so the others learn what they did before, and its answer is the one it gives at round R otherwise.
+local never holds every shard, and answers at round R.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ class Holdings:
         self.own: np.ndarray | None = None  # (agents, n): each agent's own shard
         self.passed: np.ndarray | None = None
         self.source: np.ndarray | None = None  # (agents, n): the neighbour each shard came from (-1: own or none)
-        self.held: list[np.ndarray] = []  # shards held by each agent at each state
+        self.held: list[np.ndarray] = []  # shards held by each agent at the start of each round
+        self.answered: np.ndarray | None = None  # (agents,): the round each agent answered in (-1: not yet)
 
     def start(self, views: SiloViews) -> None:
         agents, n = views.block.agents, views.block.n
@@ -50,6 +56,7 @@ class Holdings:
         self.own = self.known.copy()
         self.passed = np.zeros_like(self.known)  # shards each agent has passed on
         self.source = np.full(self.known.shape, -1, dtype=np.int64)
+        self.answered = np.full(agents, -1, dtype=np.int64)
 
     def read(self, views: SiloViews) -> np.ndarray:
         """Take in this round's deliveries (or the store); the holdings after."""
@@ -71,11 +78,14 @@ class Holdings:
         self.held.append(known.sum(axis=1))
         return known
 
-    def fresh(self, views: SiloViews, own_only: bool) -> np.ndarray:
-        """The shards each agent has not passed on yet (of its own only, or of all it holds) that fit
-        one message."""
+    def unpassed(self, own_only: bool) -> np.ndarray:
+        """The shards each agent has not passed on yet: of its own only, or of all it holds."""
         assert self.known is not None and self.own is not None and self.passed is not None
-        return self.packed(views, (self.own if own_only else self.known) & ~self.passed)
+        return (self.own if own_only else self.known) & ~self.passed
+
+    def fresh(self, views: SiloViews, own_only: bool) -> np.ndarray:
+        """The shards each agent has not passed on yet that fit one message."""
+        return self.packed(views, self.unpassed(own_only))
 
     def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
         """Of the shards each agent wants to send, those that fit one message, in owner order."""
@@ -83,26 +93,31 @@ class Holdings:
         costs = np.where(wanted, views.item_costs[np.arange(views.block.agents) // n], 0)
         return wanted & (np.cumsum(costs, axis=1) <= views.message_chars)
 
-    def answers(self, views: SiloViews) -> SiloActions:
-        """Every agent's answer from the shards it holds (one solve per distinct holding)."""
-        assert self.known is not None
-        self.held.append(self.held[-1])  # the answer round delivers nothing
+    def answers(self, views: SiloViews, who: np.ndarray) -> tuple[list[Any], np.ndarray]:
+        """The answers of agents `who` from the shards they hold (one solve per distinct holding), None
+        for the others; `who` answered in this round."""
+        assert self.known is not None and self.answered is not None
         solved: dict[tuple[int, bytes], tuple[Any, list[int]]] = {}
-        answers = []
+        answers: list[Any] = [None] * len(self.known)
         n = views.block.n
-        for v, row in enumerate(self.known):
+        for v in np.flatnonzero(who).tolist():
             s, inst = v // n, views.instances[v // n]
-            key = (s, row.tobytes())
+            key = (s, self.known[v].tobytes())
             if key not in solved:
-                owners = np.flatnonzero(row).tolist()
+                owners = np.flatnonzero(self.known[v]).tolist()
                 solved[key] = (whole_answer(inst, owners), owners)
             whole, owners = solved[key]
-            answers.append(whole if views.oracle else own_answer(inst, whole, owners, v % n))
-        return SiloActions(answers=answers, given=[True] * len(answers))
+            answers[v] = whole if views.oracle else own_answer(inst, whole, owners, v % n)
+        self.answered[who & (self.answered < 0)] = views.step
+        return answers, who
 
     def columns(self, episode: int, n: int) -> dict[str, pa.Array]:
-        """Shards held by each agent at every state (state 0: its own)."""
-        held = np.stack(self.held)[:, episode * n : (episode + 1) * n]
+        """Shards held by each agent at every state of its episode (state 0: its own), which runs to
+        the round after its last agent answered (that round delivers it nothing)."""
+        assert self.answered is not None
+        own = slice(episode * n, (episode + 1) * n)
+        last = int(self.answered[own].max())
+        held = np.stack([*self.held[: last + 1], self.held[last]])[:, own]
         return {"held": pa.array(held.ravel().astype(np.int32))}
 
 
@@ -115,8 +130,18 @@ class ClassicalPolicy(Policy):
         known = self.holdings.read(views)
         self.n = views.block.n
         if views.answering:
-            return self.holdings.answers(views)
-        return SiloActions(outbox=self.send(views, known))
+            answers, given = self.holdings.answers(views, views.active)
+            return SiloActions(answers=answers, given=given)
+        outbox = self.send(views, known)
+        if not views.early:
+            return SiloActions(outbox=outbox)
+        done = views.active & known.all(axis=1) & ~self.holdings.unpassed(self.own_only(views)).any(axis=1)
+        answers, given = self.holdings.answers(views, done)
+        return SiloActions(outbox, answers, given)
+
+    def own_only(self, views: SiloViews) -> bool:
+        """Whether the agents pass on their own shards only (else every shard they hold)."""
+        return True
 
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
         raise NotImplementedError
@@ -152,9 +177,12 @@ def outbox(
 class Distributed(ClassicalPolicy):
     """Flood (p2p, broadcast) or write once (store); see the module's docstring."""
 
-    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+    def own_only(self, views: SiloViews) -> bool:
         # where everyone hears every owner (the store, the complete topology) only owners send
-        direct = views.protocol == "store" or views.topology == "complete"
+        return views.protocol == "store" or views.topology == "complete"
+
+    def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
+        direct = self.own_only(views)
         packed = self.holdings.fresh(views, own_only=direct)
         self.holdings.passed |= packed
         return outbox(views, packed, packed.any(axis=1), source=None if direct else self.holdings.source)
@@ -170,11 +198,14 @@ class RandomGossip(ClassicalPolicy):
         super().__init__(params, rng)
         self.rng = rng
 
+    def own_only(self, views: SiloViews) -> bool:
+        return views.protocol == "store"
+
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
         """One number per agent per round, whatever the protocol: p2p, which neighbour hears it;
         broadcast and store, whether it speaks (below 1/2)."""
         draws = self.rng.random((len(known),))
-        packed = self.holdings.fresh(views, own_only=views.protocol == "store")
+        packed = self.holdings.fresh(views, own_only=self.own_only(views))
         if views.protocol == "p2p":
             indptr, indices = views.block.indptr, views.block.indices
             degrees = np.diff(indptr)

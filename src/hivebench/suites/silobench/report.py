@@ -2,7 +2,8 @@
 protocol, topology, N and level, pooled over tasks with every task weighing the same and a
 stratified bootstrap interval (seeds resampled within tasks); density and output tokens per round;
 RCC against the matched single-agent (oracle) cells; success by level and by N beside the paper's
-published figures (config/anchors.yaml, `published`)."""
+published figures (config/anchors.yaml, `published`). Each row names its behaviour (`compat`):
+hivebench's, the reference's, or the differences it sets (the suite's README)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from hivebench.report.page import file_links, html_table, save_chart, write_tabl
 from hivebench.stats import percentile_interval, stratified_bootstrap
 from hivebench.suites.silobench.catalogue import LEVELS
 
-SETTING = ["method", "protocol", "topology", "rounds"]  # what tells entries of a study apart (caps aside)
+# what tells entries of a study apart (caps aside)
+SETTING = ["method", "compat", "protocol", "topology", "rounds"]
 QUANTITIES = ["success", "exact", "partial"]
 
 
@@ -46,9 +48,9 @@ def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confid
     for values, group in with_levels(episodes).groupby(keys, sort=False):
         row = {**dict(zip(keys, values)), **pooled(group, resamples, confidence, seed)}
         row["density"] = float(group["density"].mean())
-        # the paper's cost: output tokens of all agents over the round budget
+        # the paper's cost: output tokens of all agents over the rounds the episode used
         row["tokens_per_round"] = (
-            float((group["output_tokens"] / group["rounds"].clip(lower=1)).mean()) if tokens else np.nan
+            float((group["output_tokens"] / group["rounds_used"].clip(lower=1)).mean()) if tokens else np.nan
         )
         rows.append({**row, "episodes": len(group)})
     return pd.DataFrame(rows)
@@ -124,7 +126,13 @@ def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFram
     whether it reports the share of runs with S = 1 or the mean of S)."""
     rows = []
     for label, groups in (table or {"rows": {}})["rows"].items():
-        row = {"method": f"{label} (paper)", "protocol": "mean of 3", "topology": "complete", "rounds": 100}
+        row = {
+            "method": f"{label} (paper)",
+            "compat": "reference",
+            "protocol": "mean of 3",
+            "topology": "complete",
+            "rounds": 100,
+        }
         for group, values in groups.items():
             name = "all" if group == "overall" else (group if by == "level" else f"N = {group}")
             row[f"{name} success"] = f"{values[0]:.1f}"
@@ -144,11 +152,13 @@ def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFram
 
 def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     shown = table[table["topology"] != "none"]
+    setting = shown["protocol"] + ", " + shown["topology"] + ", R = " + shown["rounds"].astype(str)
+    setting += np.where(shown["compat"] == "hivebench", "", " (" + shown["compat"] + ")")
     sizes = sorted(int(n) for n in pd.unique(shown["n"]))
     base = alt.Chart().encode(
         x=alt.X("n:Q", title="agents N", scale=alt.Scale(type="log", base=2), axis=alt.Axis(values=sizes)),
         color=alt.Color("method:N", sort=list(pd.unique(shown["method"]))),
-        strokeDash=alt.StrokeDash("setting:N", title="protocol, topology, rounds"),
+        strokeDash=alt.StrokeDash("setting:N", title="protocol, topology, rounds (compat)"),
     )
     line = base.mark_line(point=True).encode(
         y=alt.Y("success:Q", title="success (S = 1)", scale=alt.Scale(domain=[0, 1])),
@@ -164,22 +174,25 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
     )
     bars = base.mark_errorbar().encode(y=alt.Y("success_lo:Q", title="success (S = 1)"), y2="success_hi:Q")
     return (
-        alt.layer(
-            line,
-            bars,
-            data=shown.assign(
-                setting=shown["protocol"] + ", " + shown["topology"] + ", R = " + shown["rounds"].astype(str)
-            ),
-        )
+        alt.layer(line, bars, data=shown.assign(setting=setting))
         .properties(width=170, height=150)
         .facet(column=alt.Column("level:N", title="level", sort=[*LEVELS, "all"]))
         .properties(title=f"Silo-Bench success by N, tasks weighing the same; {confidence:.0%} bootstrap interval")
     )
 
 
+def settled(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episodes with every row's behaviour (hivebench's where a cell sets no difference) and the
+    communication rounds it used (all R where no agent could answer early)."""
+    behaviour = episodes["compat"].fillna("hivebench") if "compat" in episodes else "hivebench"
+    used = episodes["rounds_used"].fillna(episodes["rounds"]) if "rounds_used" in episodes else episodes["rounds"]
+    return episodes.assign(compat=behaviour, rounds_used=used)
+
+
 def render(section: Section) -> str:
     """Write the Silo-Bench files; return the section's HTML."""
-    episodes, out, confidence, published = section.episodes, section.out, section.confidence, section.published
+    out, confidence, published = section.out, section.confidence, section.published
+    episodes = settled(section.episodes)
     resamples, seed, prefix = section.resamples, section.seed, section.prefix
     table = summary_table(episodes, resamples, confidence, seed)
     write_tables(table, out, "silobench")
@@ -199,6 +212,7 @@ def render(section: Section) -> str:
     )[
         [
             "method",
+            "compat",
             "protocol",
             "topology",
             "rounds",
@@ -225,8 +239,10 @@ def render(section: Section) -> str:
 (S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
 the tasks of a level (or all 30), every task weighing the same, with a {confidence:.0%} interval from
 resampling seeds within tasks. Density D = messages / (N (N - 1)); tokens per round = output tokens of all
-agents / R (LLM methods). RCC = 1 - success / the same method's success on the matched single-agent
-cells (oracle: one agent given the whole instance of the same task, N and seed), where the study runs them.</p>
+agents / the rounds the episode used (R, or fewer where every agent answered early; LLM methods). compat:
+hivebench's behaviour, the reference's, or the differences a row sets (the paper's rows: the reference's).
+RCC = 1 - success / the same method's success on the matched single-agent cells (oracle: one agent given
+the whole instance of the same task, N and seed), where the study runs them.</p>
 {"".join(sections)}
 <h3>Every setting, N and level (%)</h3>
 {html_table(shown)}

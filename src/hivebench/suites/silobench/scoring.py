@@ -9,6 +9,9 @@ lists entry by entry, objects key by key. Partial credit by level, as in the pap
 - III: a list: the longest common subsequence of the given list and the answer (the most entries
   given in the answer's order) over the answer's length; an object: the fraction of its keys given
   right; a scalar only when exact.
+A fraction's denominator is the longer of the two (a list's entries; an object's keys, its extra keys
+counted), so an answer of the wrong size never reaches 1: the paper's "its segment" and "length"
+leave an over-long answer open, and one that pads the right entries with more is not right.
 """
 
 from __future__ import annotations
@@ -65,10 +68,11 @@ def judge(answer: Any, expected: Any, level: str, given: bool = True) -> tuple[b
         return False, 0.0, f"wrong type: expected {_described(expected)}, got {kind(answer)}"
     if isinstance(expected, list):
         size = "" if len(answer) == len(expected) else f"wrong size: {len(answer)} entries, expected {len(expected)}; "
+        longer = max(len(answer), len(expected), 1)
         if level == "II":
-            q = sum(key(a) == key(e) for a, e in zip(answer, expected)) / max(len(expected), 1)
+            q = sum(key(a) == key(e) for a, e in zip(answer, expected)) / longer
         elif level == "III":
-            q = ordered_overlap(answer, expected) / max(len(expected), 1)
+            q = ordered_overlap(answer, expected) / longer
         else:
             q = 0.0
         return False, q, size + "wrong entries"
@@ -76,8 +80,13 @@ def judge(answer: Any, expected: Any, level: str, given: bool = True) -> tuple[b
         given = {str(k): v for k, v in answer.items()}
         right = sum(str(k) in given and key(given[str(k)]) == key(v) for k, v in expected.items())
         missing = len(set(map(str, expected)) - set(given))
-        size = f"wrong size: {missing} of {len(expected)} keys missing; " if missing else ""
-        return False, (right / max(len(expected), 1) if level in ("II", "III") else 0.0), size + "wrong entries"
+        extra = len(given) - (len(expected) - missing)  # keys the answer has that the expected does not
+        parts = ([f"{missing} of {len(expected)} keys missing"] if missing else []) + (
+            [f"{extra} extra key{'s' * (extra > 1)}"] if extra else []
+        )
+        size = f"wrong size: {', '.join(parts)}; " if parts else ""
+        q = right / max(len(expected) + extra, 1) if level in ("II", "III") else 0.0
+        return False, q, size + "wrong entries"
     if level == "I" and kind(expected) == "number" and _close(answer, expected):
         return False, 1.0, "wrong value, within the 1 % tolerance"
     return False, 0.0, "wrong value"

@@ -3,9 +3,11 @@ synchronous rounds by one protocol, then every agent answers.
 
 Decision rounds 0..R: in rounds 0..R-1 every agent sends (messages, a broadcast, or store writes),
 which reach others at the start of the next round; in round R, having read the last delivery, every
-agent answers. With `oracle: true` one agent holds the whole instance generated for N agents and
-answers at once (round 0): the single-agent cell matched to the N-agent cells of the same task, N
-and seed, for RCC.
+agent answers. With `submission: any_round` (the reference's) an agent may also answer in any round
+0..R-1, after which it sends nothing more and is not asked again (what it sent in that round still
+goes out); an episode ends once all its agents have answered. With `oracle: true` one agent holds the
+whole instance generated for N agents and answers at once (round 0): the single-agent cell matched
+to the N-agent cells of the same task, N and seed, for RCC.
 
 A job block plays its episodes side by side (agent v of episode s is agent s * n + v), all with the
 same R.
@@ -22,10 +24,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from hivebench import compat
 from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.block import GraphBlock
 from hivebench.engine.media.exchange import Delivered, Entry, Outbox
+from hivebench.suites.silobench import DIFFERENCES, behaviour
 from hivebench.suites.silobench.catalogue import BY_ID
 from hivebench.suites.silobench.exchange import ShardTexts
 from hivebench.suites.silobench.instances import instance
@@ -35,12 +39,21 @@ from hivebench.suites.silobench.scoring import judge
 
 
 @dataclass(frozen=True)
+class Call:
+    """An agent's calls on the store in one round (`store_view: calls`): whether it asked for the keys,
+    and the keys it read; answered at the start of the next round."""
+
+    listed: bool
+    read: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class SiloViews:
     """One round's local views of every agent of a block. Agent v may know: its id (v % n), n, R, the
     protocol, its neighbours (`block`), its own shard (`shard(v)`; the oracle: every shard), the
     task's public facts, what was delivered to it (`inbox` rows with receiver v; the store: `store`,
-    as it stood at the end of the last round) and its own earlier rounds (`history`). The other
-    shards and the answer are there for the record, not for the agent."""
+    as it stood at the end of the last round) and its own earlier rounds (`history`, `calls`). The
+    other shards and the answer are there for the record, not for the agent."""
 
     step: int  # decision round, 0..R
     rounds: int  # R
@@ -56,10 +69,23 @@ class SiloViews:
     message_chars: int
     writes_per_round: int
     item_costs: np.ndarray  # (episodes, n): characters each owner's shard adds to a message (ShardTexts.costs)
+    settings: dict[str, str]  # every difference from the reference (DIFFERENCES) as the cell sets it
+    active: np.ndarray  # (agents,) bool: who has not answered yet (and so still decides)
+    calls: tuple[tuple[Call | None, ...], ...]  # every earlier round's store calls, per agent (or none)
 
     @property
     def horizon(self) -> int:
         return self.rounds + 1
+
+    @property
+    def early(self) -> bool:
+        """An agent may answer in this communication round (`submission: any_round`)."""
+        return self.settings["submission"] == "any_round" and not self.answering
+
+    @property
+    def by_calls(self) -> bool:
+        """An LLM agent lists and reads the store by calls instead of seeing it whole."""
+        return self.protocol == "store" and self.settings["store_view"] == "calls"
 
     @property
     def answering(self) -> bool:
@@ -76,11 +102,14 @@ class SiloViews:
 @dataclass(frozen=True)
 class SiloActions:
     """One round's actions of a block's agents: what they send, or (round R) their answers, one per
-    agent, each a JSON value where `given` holds (an agent without a valid answer gives none)."""
+    agent, each a JSON value where `given` holds (an agent without a valid answer gives none). With
+    `submission: any_round` a communication round may carry answers too: those `given` are final.
+    `calls`: each agent's calls on the store (`store_view: calls`), or None."""
 
     outbox: Outbox | None = None
     answers: Sequence[Any] | None = None
     given: Sequence[bool] | None = None
+    calls: Sequence[Call | None] | None = None
 
 
 class SiloTask:
@@ -90,6 +119,7 @@ class SiloTask:
         self.size = population  # the instance's N
         self.n = 1 if self.oracle else population  # agents per episode
         self.rounds = 0 if self.oracle else int(params["rounds"])
+        self.settings = compat.settings(params, DIFFERENCES)
         self.t = 0
 
     def reset(self, seeds: Sequence[int]) -> None:
@@ -101,7 +131,11 @@ class SiloTask:
         self.medium = media.medium(p["protocol"])(self.block, self.texts, p["message_chars"], **store)
         self.inbox: Delivered = self.medium.deliver()
         self.history: list[Delivered] = []  # every earlier round's inbox
-        self.answers: tuple[Sequence[Any], Sequence[bool]] | None = None
+        self.calls: list[tuple[Call | None, ...]] = []  # every earlier round's store calls
+        agents = self.block.agents
+        self.answers: list[Any] = [None] * agents
+        self.given = np.zeros(agents, dtype=bool)
+        self.submitted = np.full(agents, -1, dtype=np.int64)  # the round each agent answered in (-1: not yet)
         self.t = 0
 
     @property
@@ -110,7 +144,7 @@ class SiloTask:
 
     @property
     def done(self) -> bool:
-        return self.t >= self.horizon
+        return self.t >= self.horizon or bool((self.submitted >= 0).all())
 
     def observe(self) -> SiloViews:
         p, inbox = self.params, self.inbox
@@ -129,41 +163,70 @@ class SiloTask:
             p["message_chars"],
             p["writes_per_round"],
             self.texts.costs,
+            self.settings,
+            self.submitted < 0,
+            tuple(self.calls),
         )
 
     def step(self, actions: SiloActions) -> None:
+        """Apply a round's actions; those of agents that have answered already are ignored."""
+        active = self.submitted < 0
         if self.t < self.rounds:
             if actions.outbox is None:
                 raise ValueError(f"round {self.t}: expected messages")
-            self.medium.send(self.t, actions.outbox)
+            outbox = actions.outbox
+            if not active.all():
+                outbox = outbox.take(np.flatnonzero(active[outbox.sender]))
+            self.medium.send(self.t, outbox)
             self.inbox = self.medium.deliver()
             self.history.append(self.inbox)
+            self.calls.append(() if actions.calls is None else tuple(actions.calls))
+            if self.settings["submission"] == "any_round" and actions.answers is not None:
+                given = self._given(actions)
+                self._answered(actions, given, active & given)
         else:
-            agents = self.block.agents
-            if (
-                actions.answers is None
-                or actions.given is None
-                or len(actions.answers) != agents
-                or len(actions.given) != agents
-            ):
-                raise ValueError(f"round {self.t}: expected an answer (or none) for each of {agents} agents")
-            self.answers = (actions.answers, actions.given)
+            self._answered(actions, self._given(actions), active)
         self.t += 1
+
+    def _given(self, actions: SiloActions) -> np.ndarray:
+        """Which agents give an answer (checked: one entry per agent)."""
+        agents = self.block.agents
+        if (
+            actions.answers is None
+            or actions.given is None
+            or len(actions.answers) != agents
+            or len(actions.given) != agents
+        ):
+            raise ValueError(f"round {self.t}: expected an answer (or none) for each of {agents} agents")
+        return np.asarray(actions.given, dtype=bool)
+
+    def _answered(self, actions: SiloActions, given: np.ndarray, who: np.ndarray) -> None:
+        """The answers of agents `who` (given or not) are final: they answered in this round."""
+        assert actions.answers is not None
+        for v in np.flatnonzero(who).tolist():
+            self.answers[v] = actions.answers[v]
+        self.given[who] = given[who]
+        self.submitted[who] = self.t
 
     def record(self) -> list[EpisodeRecord]:
         """Per episode and (state, agent): messages sent, their characters and deliveries received in
         the round that led to it; at the last state the answer (JSON), whether it is exact, its partial
         credit and why it is wrong. One row per message in the `messages` table. Summary: S (`exact`),
-        success (S = 1), P (`partial`), density D and the counts."""
-        assert self.answers is not None, "record() before the answers"
-        answers, given = self.answers
-        n, states = self.n, self.rounds + 2
+        success (S = 1), P (`partial`), density D and the counts. An episode's states run to the round
+        after its last agent answered; with `submission: any_round` each agent's row also says the
+        round it answered in (`submitted`), and the summary the communication rounds the episode used
+        (`rounds_used`) and how many agents answered before round R."""
+        assert (self.submitted >= 0).all(), "record() before the answers"
+        answers, given, n = self.answers, self.given, self.n
         traffic = self.medium.traffic(self.rounds)
-        step, agent = state_agent_columns(n, states)
+        early, label = self.settings["submission"] == "any_round", behaviour(self.params)
         texts: dict[int, str] = {}  # an answer object's JSON, once (the flood's agents share theirs)
         records = []
         for s, inst in enumerate(self.instances):
             own = slice(s * n, (s + 1) * n)
+            last = int(self.submitted[own].max())  # the episode's last decision round
+            used, states = min(last + 1, self.rounds), last + 2  # communication rounds played; states
+            step, agent = state_agent_columns(n, states)
             level = BY_ID[inst.task].level
             verdicts = [
                 judge(answers[v], inst.answer if self.oracle else inst.expected(v % n), level, bool(given[v]))
@@ -173,12 +236,14 @@ class SiloTask:
             partial = np.array([v[1] for v in verdicts])
             final = [self._json(answers[v], texts) if given[v] else None for v in range(own.start, own.stop)]
 
-            def per_state(per_round: np.ndarray, own: slice = own) -> np.ndarray:
+            def per_state(
+                per_round: np.ndarray, own: slice = own, used: int = used, states: int = states
+            ) -> np.ndarray:
                 column = np.zeros((states, n), dtype=np.int32)
-                column[1 : self.rounds + 1] = per_round[:, own]
+                column[1 : used + 1] = per_round[:used, own]
                 return column.ravel()
 
-            def last(values: list, kind: pa.DataType) -> pa.Array:
+            def final_state(values: list, kind: pa.DataType, states: int = states) -> pa.Array:
                 return pa.array([None] * (n * (states - 1)) + values, kind)
 
             agents = {
@@ -187,11 +252,13 @@ class SiloTask:
                 "sent": per_state(traffic["sent"]),
                 "chars": per_state(traffic["chars"]),
                 "received": per_state(traffic["received"]),
-                "answer": last(final, pa.string()),
-                "exact": last(exact.tolist(), pa.bool_()),
-                "partial": last(partial.tolist(), pa.float64()),
-                "reason": last([v[2] for v in verdicts], pa.string()),
+                "answer": final_state(final, pa.string()),
+                "exact": final_state(exact.tolist(), pa.bool_()),
+                "partial": final_state(partial.tolist(), pa.float64()),
+                "reason": final_state([v[2] for v in verdicts], pa.string()),
             }
+            if early:
+                agents["submitted"] = final_state(self.submitted[own].tolist(), pa.int32())
             counts = self.medium.counts(s)
             summary = {
                 "silo_task": inst.task,
@@ -205,11 +272,15 @@ class SiloTask:
                 "exact": float(exact.mean()),
                 "success": float(exact.all()),
                 "partial": float(partial.mean()),
-                "answered": int(sum(given[own])),
+                "answered": int(given[own].sum()),
                 "messages": counts["messages"],
                 "density": counts["messages"] / (n * (n - 1)) if n > 1 else math.nan,
                 **counts,  # messages keeps its place; deliveries, characters, cut and refused follow
             }
+            if early:
+                summary |= {"rounds_used": used, "answered_early": int((self.submitted[own] < self.rounds).sum())}
+            if label != "hivebench":
+                summary["compat"] = label
             records.append(EpisodeRecord(agents, summary, self.medium.tables(s)))
         return records
 

@@ -7,6 +7,16 @@ In rounds 0..R-1 its reply's field is {"messages": {id: text}} (p2p), {"broadcas
 {"writes": {key: text}} (store); in round R {"answer": <the task's answer>} (the LLM agent adds its
 notes). The answer is any JSON value: one of the wrong type or size is scored wrong with the reason
 recorded. Without a valid reply an agent sends nothing, or gives no answer.
+
+The differences from the reference (the suite's DIFFERENCES) that the view carries out:
+- `submission: any_round`: every reply of rounds 0..R-1 also has "answer" (null: not yet); an agent
+  that answers is not asked again (`live`).
+- `received: all`: with the LLM method's `history: K` (K >= 1) the prompt also lists what reached the
+  agent before its last K rounds. (With `history: full` the chat holds every round already; the view
+  is given a window of 0 then, as with `history: 0`, and adds nothing.)
+- `store_view: calls`: the prompt does not show the store; a reply's "list" (true: its keys) and
+  "read" (keys) are answered in the next round's prompt, from the store as it stood at the end of the
+  round they were made in.
 """
 
 from __future__ import annotations
@@ -16,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.engine.media.exchange import Delivered, Outbox
+from hivebench.engine.media.exchange import Delivered, Entry, Outbox
 from hivebench.suites.silobench.exchange import KEY_CHARS
 from hivebench.suites.silobench.instances import statement
-from hivebench.suites.silobench.task import SiloActions, SiloViews
+from hivebench.suites.silobench.task import Call, SiloActions, SiloViews
 
 PROTOCOLS = {
     "p2p": "Each round you may send one message to each of your neighbours, at most {chars} characters each.",
@@ -32,6 +42,14 @@ PROTOCOLS = {
         "reads the whole store as it stood at the end of the previous round."
     ),
 }
+# `store_view: calls`: the store's rule, read by calls
+STORE_CALLS = (
+    "All agents share one key-value store. Each round you may write up to {writes} keys (keys of at most "
+    f"{KEY_CHARS} characters, values of at most {{chars}}); a later write of a key replaces it. You do not see "
+    'the store itself: in a round\'s reply, "list": true asks for its keys and "read" names the keys whose values '
+    "you want; both are answered at the start of the next round, from the store as it stood at the end of the "
+    "round you asked in."
+)
 TOPOLOGIES = {
     "complete": "Every other agent is your neighbour.",
     "regular3": "You have three neighbours; the others only hear you through them.",
@@ -40,9 +58,18 @@ SYSTEM = (
     "You are one of {n} agents, with ids 0 to {last}, working on one task together. Each agent holds a private "
     "part of the data, and no one sees another's part unless it is sent. {rules}\n"
     "Task: {task}\n"
-    "There are {rounds} rounds of communication; what is sent in a round arrives at the start of the next. After "
-    "the last round every agent must give the answer itself: {answer}."
+    "There are {rounds} rounds of communication; what is sent in a round arrives at the start of the next. "
+    "{answering}"
 )
+# When the answers come, by `submission`
+ANSWERING = {
+    "end": "After the last round every agent must give the answer itself: {answer}.",
+    "any_round": (
+        'Every agent must give the answer itself: {answer}. An agent may give it in any round, in "answer" '
+        "(null: not yet); once it has, it sends nothing more and is not asked again. After the last round every "
+        "agent that has not answered must."
+    ),
+}
 ORACLE = "You hold all of the data of a task yourself.\nTask: {task}\nGive the answer: {answer}."
 # A reply's fields as the prompt shows them, by protocol
 REPLIES = {
@@ -50,6 +77,8 @@ REPLIES = {
     "broadcast": '"broadcast": "<message, or empty>"',
     "store": '"writes": {"<key>": "<value>", ...}',
 }
+CALLS_REPLY = ', "list": <true or false>, "read": ["<key>", ...]'
+EARLY_REPLY = ', "answer": <your answer, or null to answer later>'
 
 
 def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[str]:
@@ -58,6 +87,27 @@ def received_lines(views: SiloViews, delivered: Delivered, agent: int) -> list[s
         f"  from agent {delivered.sender[i] % views.block.n}: {texts[delivered.message[i]]}"
         for i in np.flatnonzero(delivered.receiver == agent)
     ]
+
+
+def call_lines(views: SiloViews, t: int, agent: int) -> list[str]:
+    """The answers to an agent's store calls of round t, from the store as it stood at the end of it."""
+    call = views.calls[t][agent] if 0 <= t < len(views.calls) and views.calls[t] else None
+    if call is None:
+        return []
+    store = views.history[t].store[agent // views.block.n]
+    lines = [f"  keys: {', '.join(map(repr, store)) or 'none'}"] if call.listed else []
+    return lines + [entry_line(key, store[key]) if key in store else f"  {key!r}: no such key" for key in call.read]
+
+
+def entry_line(key: str, e: Entry) -> str:
+    return f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}"
+
+
+def arrived(views: SiloViews, t: int, agent: int) -> list[str]:
+    """What reached an agent at the start of round t (sent, or the answers to its calls, in round t - 1)."""
+    if t == 0:
+        return []
+    return call_lines(views, t - 1, agent) if views.by_calls else received_lines(views, views.history[t - 1], agent)
 
 
 def sent_lines(views: SiloViews, outbox: Outbox, agent: int) -> list[str]:
@@ -81,11 +131,22 @@ class SiloView:
         return views.block.agents
 
     def live(self, views: SiloViews) -> np.ndarray:
-        return np.ones(views.block.agents, dtype=bool)  # every episode of a block has the same R
+        return views.active  # who has not answered yet (every episode of a block has the same R)
 
     def reply_schema(self, views: SiloViews, agent: int) -> dict[str, Any]:
+        answer = statement(views.instance(agent), views.oracle)[1]
         if views.answering:
-            return {"answer": {"description": statement(views.instance(agent), views.oracle)[1]}}
+            return {"answer": {"description": answer}}
+        schema = self._sending(views, agent)
+        if views.by_calls:
+            key = {"type": "string", "minLength": 1, "maxLength": KEY_CHARS}
+            schema |= {"list": {"type": "boolean"}, "read": {"type": "array", "items": key, "uniqueItems": True}}
+        if views.early:
+            schema["answer"] = {"description": f"{answer}; null: not yet"}  # never null as an answer
+        return schema
+
+    @staticmethod
+    def _sending(views: SiloViews, agent: int) -> dict[str, Any]:
         text = {"type": "string"}  # a longer text is cut to the cap and counted, not refused
         if views.protocol == "p2p":
             ids = [
@@ -107,18 +168,22 @@ class SiloView:
         }
 
     def reply_format(self, views: SiloViews, agent: int) -> str:
-        return '"answer": <your answer>' if views.answering else REPLIES[views.protocol]
+        if views.answering:
+            return '"answer": <your answer>'
+        return REPLIES[views.protocol] + (CALLS_REPLY if views.by_calls else "") + (EARLY_REPLY if views.early else "")
 
     def system(self, views: SiloViews, agent: int) -> str:
         task, answer = statement(views.instance(agent), views.oracle)
         if views.oracle:
             return ORACLE.format(task=task, answer=answer)
         n = views.block.n
-        protocol = PROTOCOLS[views.protocol].format(chars=views.message_chars, writes=views.writes_per_round)
+        rule = STORE_CALLS if views.by_calls else PROTOCOLS[views.protocol]
+        protocol = rule.format(chars=views.message_chars, writes=views.writes_per_round)
         rules = (
             protocol if views.protocol == "store" else f"{TOPOLOGIES[views.topology]} {protocol}"
         )  # the store reaches everyone
-        return SYSTEM.format(n=n, last=n - 1, rules=rules, task=task, rounds=views.rounds, answer=answer)
+        answering = ANSWERING[views.settings["submission"]].format(answer=answer)
+        return SYSTEM.format(n=n, last=n - 1, rules=rules, task=task, rounds=views.rounds, answering=answering)
 
     def turn(self, views: SiloViews, agent: int, window: int) -> str:
         shard = json.dumps(views.shard(agent))
@@ -130,24 +195,30 @@ class SiloView:
             neighbours = ", ".join(str(u) for u in views.block.graphs[agent // n].neighbours(agent % n).tolist())
             lines[0] += f" Your neighbours: {neighbours}."
         lines += [f"Round {views.step + 1} of {views.rounds + 1}.", f"Your data: {shard}"]
+        if window and views.settings["received"] == "all":
+            lines += self._before(views, agent, window)
         history = []
         for t in range(max(0, views.step - window), views.step):
             sent = sent_lines(views, views.history[t].outbox, agent) or ["  nothing"]
-            if views.protocol == "store":
+            if views.protocol == "store" and not views.by_calls:
                 history += [f"Round {t + 1}: you wrote", *sent]
             else:
-                got = received_lines(views, views.history[t - 1], agent) if t > 0 else []
-                history += [f"Round {t + 1}: you received", *(got or ["  nothing"]), "and sent", *sent]
+                got, did = ("read", "wrote") if views.by_calls else ("received", "sent")
+                history += [
+                    f"Round {t + 1}: you {got}",
+                    *(arrived(views, t, agent) or ["  nothing"]),
+                    f"and {did}",
+                    *sent,
+                ]
         if history:
             lines += [f"Your earlier rounds (the last {min(window, views.step)}):", *history]
-        if views.protocol == "store":
+        if views.by_calls:
+            lines += ["Your store calls of last round:", *(arrived(views, views.step, agent) or ["  none"])]
+        elif views.protocol == "store":
             store = views.store[agent // n]
             lines += [
                 "The store:",
-                *(
-                    [f"  {key!r} (agent {e.writer}, round {e.step + 1}): {e.text}" for key, e in store.items()]
-                    or ["  empty"]
-                ),
+                *([entry_line(key, e) for key, e in store.items()] or ["  empty"]),
             ]
             refused = [key for writer, key in views.refused if writer == agent]
             if refused:
@@ -164,9 +235,19 @@ class SiloView:
         )
         return "\n".join(lines)
 
+    @staticmethod
+    def _before(views: SiloViews, agent: int, window: int) -> list[str]:
+        """`received: all`: what reached the agent before its last `window` rounds, by round."""
+        lines = []
+        for t in range(1, views.step - window):
+            got = arrived(views, t, agent)
+            lines += [f"Round {t + 1}: you {'read' if views.by_calls else 'received'}", *got] if got else []
+        return [f"Before your last {window} rounds:", *lines] if lines else []
+
     def actions(self, views: SiloViews, replies: list[dict[str, Any] | None]) -> SiloActions:
-        """Messages, broadcasts or writes from the agents' valid replies (empty texts are not sent), or
-        in round R their answers."""
+        """Messages, broadcasts or writes from the agents' valid replies (empty texts are not sent), with
+        their store calls and early answers where the settings ask for them, or in round R their
+        answers."""
         if views.answering:
             return SiloActions(
                 answers=[None if r is None else r["answer"] for r in replies], given=[r is not None for r in replies]
@@ -195,4 +276,8 @@ class SiloView:
             text=texts,
             keys=keys if store else None,
         )
-        return SiloActions(outbox=outbox)
+        calls = [None if r is None else Call(r["list"], tuple(r["read"])) for r in replies] if views.by_calls else None
+        if not views.early:
+            return SiloActions(outbox=outbox, calls=calls)
+        answers = [None if r is None else r["answer"] for r in replies]
+        return SiloActions(outbox, answers, [a is not None for a in answers], calls)
