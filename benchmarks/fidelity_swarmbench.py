@@ -9,8 +9,9 @@ and under `compat: reference`, with the reference environment's own figures besi
 setting on the reference's side, against hivebench's rules, on the same seeds (the mean difference and
 its standard error over seeds; Foraging's maze at N = 32, where the two mazes differ).
 
-The reference's figures: RUC-GSAI/YuLan-SwarmIntell's SwarmEnvironment driven with random moves over
-seeds 0..9 (issue 23's measurement). Flocking has none: the reference's Flocking always plays seed 42.
+The reference's figures: RUC-GSAI/YuLan-SwarmIntell's SwarmEnvironment (commit c164678) driven with
+uniform random moves over seeds 0..9 (one numpy generator per seed, in agent order; issue 23). Its
+Flocking always plays its seed 42's level, so that row compares different levels.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
 # mean, standard deviation over seeds 0..9 of the reference environment under random moves
 # the tasks a difference touches, by its first word (messages: every task)
 TOUCHES = {"prey": ("pursuit",), "flocking": ("flocking",), "foraging": ("foraging",)}
-REFERENCE = {"pursuit": (0.70, 0.95), "synchronization": (0.0, 0.0), "foraging": (0.30, 0.48), "transport": (0.0, 0.0)}
+REFERENCE = {
+    "pursuit": (0.70, 0.95),
+    "synchronization": (0.0, 0.0),
+    "foraging": (0.30, 0.48),
+    "flocking": (9.70, 1.34),
+    "transport": (0.0, 0.0),
+}
 
 
 def scores(
@@ -89,7 +96,7 @@ def main() -> None:
     print(f"{args.method} agents, N = 12 on 10 x 10, 100 rounds, seeds 0..{args.seeds - 1}: mean ± sd")
     print(f"{'task':16s} {'hivebench':>12s} {'compat: reference':>18s} {'reference code':>15s}")
     for task in TASKS:
-        reference = f"{REFERENCE[task][0]:5.2f} ± {REFERENCE[task][1]:4.2f}" if task in REFERENCE else "-"
+        reference = f"{REFERENCE[task][0]:5.2f} ± {REFERENCE[task][1]:4.2f}"
         print(f"{task:16s} {spread(ours[task]):>12s} {spread(theirs[task]):>18s} {reference:>15s}")
     print(f"({time.perf_counter() - start:.0f} s)")
 
