@@ -124,13 +124,6 @@ def test_an_early_submitter_stops_sending_is_not_asked_again_and_is_scored(tmp_p
     assert summary["compat"] == "submission: any_round"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(ValueError, AttributeError),
-    reason="the LLM agent ends an episode's rounds when its first agent is not live (LLMAgent._episode: "
-    "round_[own.start] is not None) and sums the usage of agents that were not asked (_totals of None); "
-    "it needs `any(d is not None for d in round_[own])` and to skip None decisions in summary()",
-)
 def test_an_llm_agent_that_answers_early_is_asked_no_more(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     inst, quiet = instance("II-11", 3, 0), {"messages": {}, "answer": None, "notes": ""}

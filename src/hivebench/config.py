@@ -451,6 +451,10 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                         f"{where}: method {method_name!r} (kind {kind}, a {'/'.join(METHODS[kind].impls)} method) "
                         f"cannot run task {task_name!r} of suite {suite}"
                     )
+                elif kind is not None:
+                    hooks = METHODS[kind].impl(suite).hooks
+                    for problem in hooks.suite_problems(method_entry(config["methods"][method_name]), suite):
+                        yield f"methods.{method_name}.{problem} (task {task_name!r} of study {study_name!r})"
         for task_name in study["tasks"]:
             if task_name not in resolved:
                 continue

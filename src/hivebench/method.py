@@ -56,6 +56,11 @@ class MethodHooks:
         with the parameter's key; asked for methods a study uses."""
         return iter(())
 
+    def suite_problems(self, entry: dict[str, Any], suite: str) -> Iterator[str]:
+        """Why the method cannot run tasks of `suite` (an option that suite does not offer), each
+        starting with the parameter's key; asked for each suite a study runs it on."""
+        return iter(())
+
     def job_inputs(self, params: dict[str, Any]) -> list[str]:
         """Files a job reads that a rule of the workflow makes (a converted model folder)."""
         return []

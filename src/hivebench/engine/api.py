@@ -155,7 +155,11 @@ class Medium(Protocol):
 class TextView(Protocol):
     """A suite's observations as an LLM agent reads them (one per suite, `Suite.text_view`): what a
     method that reads text (the LLM agent, replay) is given. It renders observations and names the
-    reply's fields; an agent's memory (notes, their rule, their field) is the method's own."""
+    reply's fields; an agent's memory (notes, their rule, their field) is the method's own.
+
+    A view may also offer `reference(quirks: bool) -> ReferenceProtocol`: the prompt protocol of the
+    benchmark its suite reproduces (the LLM agent's `protocol: reference`); `quirks` keeps its parser's
+    oddities. A view without that method has none."""
 
     def agents(self, observation: Any) -> int:
         """How many agents the block has (every episode's)."""
@@ -181,3 +185,28 @@ class TextView(Protocol):
     def actions(self, observation: Any, replies: list[dict[str, Any] | None]) -> Any:
         """The batch of actions from every agent's valid reply, or its fallback where the reply is None
         (the actions of agents whose episode has ended are ignored)."""
+
+
+class ReferenceProtocol(Protocol):
+    """A reference benchmark's prompt protocol, for a block's agents (`TextView.reference`): its own
+    prompts and memory, a reply in free text (reasoning, then the reference's answer marker) read as
+    its parser reads it into the fields `TextView.actions` takes, and its message asking again after a
+    reply that does not parse."""
+
+    grows: bool  # every agent's chat only grows from round to round (its earlier turns and replies kept)
+
+    def chat(self, observation: Any, agent: int) -> tuple[dict[str, str], ...]:
+        """The agent's chat this round (asked once per agent and round)."""
+
+    def parse(self, observation: Any, agent: int, text: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The reply's fields and None, or None and why the reference's parser finds no answer in it."""
+
+    def again(self, observation: Any, agent: int, error: str) -> str:
+        """The user message that asks once more after a reply that does not parse (`error`: why)."""
+
+    def replied(
+        self, observation: Any, agent: int, turns: tuple[dict[str, str], ...], reply: dict[str, Any] | None
+    ) -> None:
+        """The agent's round is over: `turns` is what it added to its chat (its reply; after a repair,
+        the rejected reply and the message that asked again before it), `reply` the fields its action
+        took (None: the fallback)."""

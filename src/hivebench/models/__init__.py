@@ -1,9 +1,10 @@
 """One chat interface for every model backend.
 
 A backend takes a batch of requests and returns a batch of results in the same order. Each request
-carries its messages, the JSON Schema its reply must satisfy, its sampling parameters and a sample
-index (which draw of the model's distribution this is; hivebench derives it from the cell's seed), so
-the request alone determines the reply and can key a response cache.
+carries its messages, the JSON Schema its reply must satisfy (or none: free text, which its reader
+parses), its sampling parameters and a sample index (which draw of the model's distribution this is;
+hivebench derives it from the cell's seed), so the request alone determines the reply and can key a
+response cache.
 """
 
 from __future__ import annotations
@@ -25,14 +26,24 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class Reader:
+    """How a free-text reply is read: `parse` gives its value and None, or None and what is wrong with
+    it; `again` the user message that asks once more, given what was wrong."""
+
+    parse: Callable[[str], tuple[dict[str, Any] | None, str | None]]
+    again: Callable[[str], str]
+
+
+@dataclass(frozen=True)
 class ChatRequest:
     messages: tuple[Message, ...]
-    schema: dict[str, Any]
+    schema: dict[str, Any] | None  # None: free text (no constraint), read by `reader`
     sampling: Sampling
     sample: int  # the sample index: distinct draws of the same prompt differ only here
     # A hint, not part of the key: the agent's next request extends this chat with its reply (full
     # history), so a local backend keeps the KV cache for it.
     keep_state: bool = False
+    reader: Reader | None = None  # a free-text reply's reader (not part of the key: it reads, it asks nothing)
 
     def key(self, backend: str, model: str) -> str:
         """The content address of this request's reply for one backend and model."""
@@ -63,7 +74,8 @@ MALFORMED = "malformed"  # a server's answer that was not a chat completion (a b
 class ChatResult:
     text: str
     usage: Usage = field(default_factory=Usage)
-    mode: str = "json_schema"  # how the schema was enforced: json_schema, json_object, constrained; or MALFORMED
+    # how the schema was enforced: json_schema, json_object, constrained; text (free text); or MALFORMED
+    mode: str = "json_schema"
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "usage": asdict(self.usage), "mode": self.mode}

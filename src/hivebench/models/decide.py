@@ -1,8 +1,9 @@
 """Schema-checked decisions from a backend, through the response cache, with one repair attempt.
 
-Every reply is parsed and validated against its request's schema, whatever the backend promised. An
-invalid reply gets one repair request that quotes the validator's error; if the repair fails too the
-decision is a fallback (`value` is None) and the caller applies its documented default.
+Every reply is parsed and validated against its request's schema, whatever the backend promised (a
+free-text reply is parsed by its request's reader). An invalid reply gets one repair request that
+quotes the validator's error (a reader's own message); if the repair fails too the decision is a
+fallback (`value` is None) and the caller applies its documented default.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from hivebench.models import MALFORMED, Backend, ChatRequest, ChatResult, Usage
+from hivebench.models import MALFORMED, Backend, ChatRequest, ChatResult, Message, Usage
 from hivebench.models.cache import ResponseCache
 
 VALID, REPAIRED, FALLBACK = "valid", "repaired", "fallback"
@@ -29,6 +30,7 @@ class Decision:
     status: str  # valid | repaired | fallback
     calls: int  # 1, or 2 with a repair
     usage: Usage  # summed over the calls
+    repair: tuple[Message, ...] = ()  # after a repair: the rejected reply and the message that asked again
 
 
 def check(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -47,13 +49,21 @@ def check(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str
     return value, None
 
 
+def read(request: ChatRequest, text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A reply as its request reads it: checked against its schema, or parsed by its reader."""
+    return check(text, request.schema) if request.reader is None else request.reader.parse(text)
+
+
 def repair_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
-    note = (
-        f"Your reply was rejected: {error}. Answer again with only a JSON object that satisfies this "
-        f"JSON Schema: {json.dumps(request.schema, separators=(',', ':'))}"
-    )
+    if request.reader is None:
+        note = (
+            f"Your reply was rejected: {error}. Answer again with only a JSON object that satisfies this "
+            f"JSON Schema: {json.dumps(request.schema, separators=(',', ':'))}"
+        )
+    else:
+        note = request.reader.again(error)
     messages = (*request.messages, {"role": "assistant", "content": reply}, {"role": "user", "content": note})
-    return ChatRequest(messages, request.schema, request.sampling, request.sample)
+    return ChatRequest(messages, request.schema, request.sampling, request.sample, reader=request.reader)
 
 
 def add(a: Usage, b: Usage) -> Usage:
@@ -111,16 +121,16 @@ class Decider:
 
     def decide(self, requests: list[ChatRequest], episodes: list[int]) -> list[Decision]:
         results = self.complete(requests, episodes)
-        checked = [check(r.text, q.schema) for r, q in zip(results, requests)]
+        checked = [read(q, r.text) for r, q in zip(results, requests)]
         bad = [i for i, (_, error) in enumerate(checked) if error is not None]
-        repairs = self.complete(
-            [repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad], [episodes[i] for i in bad]
-        )
+        asked = [repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad]
+        repairs = self.complete(asked, [episodes[i] for i in bad])
         decisions = [
             Decision(value, result.text, VALID, 1, result.usage) for (value, _), result in zip(checked, results)
         ]
-        for i, repaired in zip(bad, repairs):
-            value, error = check(repaired.text, requests[i].schema)
+        for i, ask, repaired in zip(bad, asked, repairs):
+            value, error = read(requests[i], repaired.text)
             status = REPAIRED if error is None else FALLBACK
-            decisions[i] = Decision(value, repaired.text, status, 2, add(results[i].usage, repaired.usage))
+            usage = add(results[i].usage, repaired.usage)
+            decisions[i] = Decision(value, repaired.text, status, 2, usage, ask.messages[-2:])
         return decisions

@@ -10,7 +10,8 @@ that has finished its JSON leaves the batch. Tokens the JSON grammar forces (`{"
 without sampling. A batch holds at most `batch_rows` rows.
 
 Replies are constrained to the request's JSON Schema by llguidance: at every decoding step each row's
-grammar matcher masks the tokens that cannot continue valid JSON, and the row's token is sampled with
+grammar matcher masks the tokens that cannot continue valid JSON (a request without a schema asks for
+free text: its row is not masked and runs to the end of the reply), and the row's token is sampled with
 its own torch Generator, seeded by the request's sample index, so a row's reply does not depend on
 which other rows share its batch, up to floating-point rounding (padding changes the shapes of the
 matrix products; bfloat16 makes such differences likelier). Each reply's latency is its batch's wall
@@ -91,21 +92,23 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
 
 
 class SchemaSampler:
-    """Each row's JSON grammar matcher and random generator: masks a step's logits to the tokens that
-    can continue valid JSON, samples one token per row and feeds it to the row's matcher."""
+    """Each row's JSON grammar matcher (None: free text) and random generator: masks a step's logits to
+    the tokens that can continue valid JSON, samples one token per row and feeds it to the row's matcher."""
 
     def __init__(self, ll_tokenizer: Any, requests: list[ChatRequest]):
         import torch
         from llguidance import LLMatcher
 
         self.matchers = [
-            LLMatcher(
+            None
+            if r.schema is None
+            else LLMatcher(
                 ll_tokenizer, LLMatcher.grammar_from_json_schema(r.schema, defaults={"whitespace_flexible": False})
             )
             for r in requests
         ]
         for matcher in self.matchers:
-            if matcher.is_error():
+            if matcher is not None and matcher.is_error():
                 raise BackendError(f"the decision schema cannot be compiled to a grammar: {matcher.get_error()}")
         self.sampling = [r.sampling for r in requests]
         self.generators = [torch.Generator().manual_seed(r.sample) for r in requests]
@@ -118,26 +121,30 @@ class SchemaSampler:
             fill_next_token_bitmask,
         )
 
-        bitmask = allocate_token_bitmask(len(rows), logits.shape[1])
+        bitmask = allocate_token_bitmask(len(rows), logits.shape[1])  # every token allowed
         for i, row in enumerate(rows):
-            fill_next_token_bitmask(self.matchers[row], bitmask, i)
+            if self.matchers[row] is not None:
+                fill_next_token_bitmask(self.matchers[row], bitmask, i)
         logits = logits.float()
         apply_token_bitmask_inplace(logits, bitmask)
         chosen = [self._sample(logits[i], self.sampling[row], self.generators[row]) for i, row in enumerate(rows)]
         for row, token in zip(rows, chosen):
-            if not self.matchers[row].is_stopped():
-                self.matchers[row].consume_token(token)
+            matcher = self.matchers[row]
+            if matcher is not None and not matcher.is_stopped():
+                matcher.consume_token(token)
         return chosen
 
     def stopped(self, row: int) -> bool:
-        """The row's JSON is complete (only the end of the reply can follow)."""
-        return self.matchers[row].is_stopped()
+        """The row's JSON is complete (only the end of the reply can follow); free text never is."""
+        matcher = self.matchers[row]
+        return matcher is not None and matcher.is_stopped()
 
     def forced(self, row: int, most: int) -> list[int]:
         """The next tokens the row's grammar allows no alternative to (at most `most`), consumed."""
-        tokens = self.matchers[row].compute_ff_tokens()[:most]
+        matcher = self.matchers[row]
+        tokens = [] if matcher is None else matcher.compute_ff_tokens()[:most]
         if tokens:
-            self.matchers[row].consume_tokens(tokens)
+            matcher.consume_tokens(tokens)
         return tokens
 
     @staticmethod
@@ -364,9 +371,9 @@ class TransformersBackend:
             ChatResult(
                 tokenizer.decode(tokens, skip_special_tokens=True),
                 Usage(len(prompt), len(tokens), latency, 0),
-                "constrained",
+                "text" if request.schema is None else "constrained",
             )
-            for prompt, tokens in zip(prompts, generated)
+            for prompt, tokens, request in zip(prompts, generated, requests)
         ]
 
     @staticmethod

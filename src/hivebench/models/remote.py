@@ -4,6 +4,7 @@ All requests of a batch are in flight at once under a concurrency limit. Transie
 timeouts, dropped connections) are retried with exponential backoff and full jitter, bounded by a
 retry count and a total time per request. Structured outputs are asked for as a JSON Schema response
 format; a server that refuses that is asked for JSON mode instead (the reply is validated either way).
+A request without a schema asks for free text (no response format).
 The API key is read from the environment variable the config names and is never stored anywhere.
 """
 
@@ -122,23 +123,22 @@ class OpenAIBackend:
                 raise outcome
         return list(outcomes)  # type: ignore[arg-type]  # no exceptions left
 
-    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
-        if self.mode == "json_schema":
-            response_format = {
-                "type": "json_schema",
-                "json_schema": {"name": "decision", "schema": request.schema, "strict": True},
-            }
-        else:
-            response_format = {"type": "json_object"}
-        arguments = {
+    def _arguments(self, request: ChatRequest, mode: str) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
             "model": self.model,
             "messages": list(request.messages),
             "temperature": request.sampling.temperature,
             # max_tokens is deprecated by OpenAI and refused by its reasoning models; vLLM takes both.
             "max_completion_tokens": request.sampling.max_tokens,
             "seed": request.sample,
-            "response_format": response_format,
         }
+        if mode == "json_schema":
+            arguments["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "decision", "schema": request.schema, "strict": True},
+            }
+        elif mode == "json_object":
+            arguments["response_format"] = {"type": "json_object"}
         if request.sampling.top_p < 1:  # sent only when set: reasoning models refuse the parameter
             arguments["top_p"] = request.sampling.top_p
         return arguments
@@ -150,9 +150,9 @@ class OpenAIBackend:
         started = time.perf_counter()
         retries = 0
         while True:
-            mode = self.mode
+            mode = "text" if request.schema is None else self.mode
             try:
-                response = await client.chat.completions.create(**self._arguments(request))
+                response = await client.chat.completions.create(**self._arguments(request, mode))
                 break
             except json.JSONDecodeError:  # a body that is not JSON: an invalid reply, not a crash
                 response = None

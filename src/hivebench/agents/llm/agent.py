@@ -7,6 +7,11 @@ prompt, recorded at every step), asks the model for every live agent of every ep
 block in one batch, each episode through its own cell's response cache, validates each reply against
 the JSON Schema, repairs once, and falls back (the view's documented default action, the agent's
 previous notes), counting each outcome. An episode that has ended drops out of the batch.
+
+That is `prompt_protocol: json` (hivebench's, the default). `prompt_protocol: reference` asks in the
+prompt protocol of the benchmark the suite reproduces instead (the view's `reference`): its prompts
+and memory, free-text replies read by its parser, no notes; they are repaired and fall back the same
+way.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hivebench.engine.api import Policy, TextView
-from hivebench.models import ChatRequest, Message, Sampling, Usage
+from hivebench.models import ChatRequest, Message, Reader, Sampling, Usage
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider, Decision
 from hivebench.models.open import backend_for
@@ -43,6 +49,12 @@ TAGGED_NOTES = (
     "something you change, [KEPT] for something you keep as it was, [REMOVED] for something you drop."
 )
 FILLER = "Round 4: both neighbours matched me again, so I hold my colour for one round. "
+CHARS_PER_TOKEN = 4  # about, in English: an estimate's free-text replies fill max_tokens at this rate
+
+
+def filler_text(chars: int) -> str:
+    """Plain English of `chars` characters: the notes and replies of an estimate's agents."""
+    return (FILLER * (1 + chars // len(FILLER)))[:chars]
 
 
 class Chats:
@@ -60,12 +72,16 @@ class Chats:
         self.window = None if params["history"] == "full" else int(params["history"])
         self.chars = int(params["notes_chars"])
         self.tagged = bool(params["tagged_notes"])
+        self.reasoning = int(params.get("reasoning_chars", 0))  # `reasoning` first in every reply (0: none)
         self.earlier: dict[int, list[Message]] = {}  # full history: each agent's earlier turns and replies
         self.asked: dict[int, Message] = {}  # each agent's user message of the round being decided
         self.first: dict[int, str] = {}  # each agent's reply format in its first round (its system message's)
 
     def reply_line(self, fields: str) -> str:
-        return f'Reply with only a JSON object: {{{fields}, "notes": "<at most {self.chars} characters>"}}'
+        reasoning = ""
+        if self.reasoning:
+            reasoning = f'"reasoning": "<reason step by step first: at most {self.reasoning} characters>", '
+        return f'Reply with only a JSON object: {{{reasoning}{fields}, "notes": "<at most {self.chars} characters>"}}'
 
     def chat(self, observation: Any, agent: int, notes: str) -> tuple[Message, ...]:
         fields = self.view.reply_format(observation, agent)
@@ -89,10 +105,60 @@ class Chats:
         if self.window is None:
             self.earlier.setdefault(agent, []).extend((self.asked.pop(agent), {"role": "assistant", "content": text}))
 
+    def request(self, observation: Any, agent: int, notes: str, sampling: Sampling, sample: int) -> ChatRequest:
+        schema = decision_schema(self.view.reply_schema(observation, agent), self.chars, self.reasoning)
+        chat = self.chat(observation, agent, notes)
+        return ChatRequest(chat, schema, sampling, sample, keep_state=self.window is None)
 
-def decision_schema(reply: dict[str, Any], notes_chars: int) -> dict[str, Any]:
-    """The JSON Schema of one reply: the view's fields, then the notes."""
-    properties = {**reply, "notes": {"type": "string", "maxLength": notes_chars}}
+    def answered(self, observation: Any, agent: int, decision: Decision) -> None:
+        self.replied(agent, decision.text)
+
+    def filler(self) -> tuple[str, str]:
+        """The notes and the reply an estimate gives every agent: notes of the full length."""
+        notes = filler_text(self.chars)
+        return notes, json.dumps({"notes": notes})  # as long as a reply's notes (full history keeps replies)
+
+
+class ReferenceChats:
+    """`prompt_protocol: reference`: the prompt protocol of the benchmark the suite reproduces, as its
+    view offers it (`TextView.reference`): its own prompts and memory, a free-text reply read by its
+    parser (`reference_quirks`: with the parser's oddities), its own message asking again. No notes."""
+
+    def __init__(self, view: TextView, params: dict[str, Any]):
+        offer = getattr(view, "reference", None)
+        if offer is None:
+            raise ValueError(
+                f"prompt_protocol: reference: the llm method has no reference prompt protocol for this suite (its text "
+                f"view, {type(view).__module__}.{type(view).__qualname__}, offers none): use prompt_protocol: json"
+            )
+        self.reference = offer(bool(params["reference_quirks"]))
+        self.reply_chars = CHARS_PER_TOKEN * int(params["max_tokens"])
+
+    def request(self, observation: Any, agent: int, notes: str, sampling: Sampling, sample: int) -> ChatRequest:
+        reader = Reader(
+            partial(self.reference.parse, observation, agent), partial(self.reference.again, observation, agent)
+        )
+        chat = self.reference.chat(observation, agent)
+        return ChatRequest(chat, None, sampling, sample, keep_state=self.reference.grows, reader=reader)
+
+    def answered(self, observation: Any, agent: int, decision: Decision) -> None:
+        turns = (*decision.repair, {"role": "assistant", "content": decision.text})
+        self.reference.replied(observation, agent, turns, decision.value)
+
+    def filler(self) -> tuple[str, str]:
+        """No notes, and a reply as long as max_tokens allows."""
+        return "", filler_text(self.reply_chars)
+
+
+def prompt_protocol(view: TextView, params: dict[str, Any]) -> Chats | ReferenceChats:
+    """The agent's prompts and replies: hivebench's JSON protocol, or the suite's reference protocol."""
+    return ReferenceChats(view, params) if params.get("prompt_protocol") == "reference" else Chats(view, params)
+
+
+def decision_schema(reply: dict[str, Any], notes_chars: int, reasoning_chars: int = 0) -> dict[str, Any]:
+    """The JSON Schema of one reply: the reasoning (where asked for), the view's fields, then the notes."""
+    reasoning = {"reasoning": {"type": "string", "maxLength": reasoning_chars}} if reasoning_chars else {}
+    properties = {**reasoning, **reply, "notes": {"type": "string", "maxLength": notes_chars}}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
@@ -115,8 +181,7 @@ class LLMAgent(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams, cache_paths: list[str | Path], view: TextView):
         self.rng = rng
         self.view = view
-        self.chats = Chats(view, params)
-        self.chars = int(params["notes_chars"])
+        self.protocol = prompt_protocol(view, params)
         self.sampling = Sampling(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
         self.decider = Decider(backend_for(params), [ResponseCache(path) for path in cache_paths])
         self.initial = params.get("initial_notes")
@@ -132,13 +197,7 @@ class LLMAgent(Policy):
             self.notes.append([note for _ in range(len(self.rng)) for note in initial_notes(self.initial, self.n)])
         samples = self.rng.integers(0, 2**31 - 1, (total,))  # one draw per agent per round, whatever the cache holds
         return [
-            ChatRequest(
-                self.chats.chat(observation, v, self.notes[-1][v]),
-                decision_schema(self.view.reply_schema(observation, v), self.chars),
-                self.sampling,
-                int(samples[v]),
-                keep_state=self.chats.window is None,
-            )
+            self.protocol.request(observation, v, self.notes[-1][v], self.sampling, int(samples[v]))
             for v in agents.tolist()
         ]
 
@@ -148,19 +207,19 @@ class LLMAgent(Policy):
     ) -> tuple[int, int, int]:
         """(calls, input tokens, longest prompt) of one episode of `task` (reset): every prompt
         rendered for real, on a run where every agent takes the fallback action and carries notes of
-        the full length."""
-        chats, chars = Chats(view, params), params["notes_chars"]
-        notes = (FILLER * (1 + chars // len(FILLER)))[:chars]
-        reply = json.dumps({"notes": notes})  # as long as a reply's notes (full history keeps replies)
+        the full length (its protocol's `filler`)."""
+        protocol, sampling = prompt_protocol(view, params), Sampling()
+        notes, reply = protocol.filler()
+        fallback = Decision(None, reply, FALLBACK, 1, Usage())
         calls = tokens = longest = 0
         while not task.done:
             observation = task.observe()
             live = np.flatnonzero(view.live(observation)).tolist()
             calls += len(live)
-            counts = [count(list(chats.chat(observation, v, notes))) for v in live]
+            counts = [count(list(protocol.request(observation, v, notes, sampling, 0).messages)) for v in live]
             tokens, longest = tokens + sum(counts), max([longest, *counts])
             for v in live:
-                chats.replied(v, reply)
+                protocol.answered(observation, v, fallback)
             task.step(view.actions(observation, [None] * view.agents(observation)))
         return calls, tokens, longest
 
@@ -170,10 +229,14 @@ class LLMAgent(Policy):
         decisions: list[Decision | None] = [None] * len(self.notes[0])
         for v, decision in zip(live.tolist(), self.decider.decide(requests, (live // self.n).tolist())):
             decisions[v] = decision
-            self.chats.replied(v, decision.text)
-        # A fallback keeps the agent's old notes; its action is the view's default.
+            self.protocol.answered(observation, v, decision)
+        # A fallback keeps the agent's old notes (as does every reply of a protocol without notes); its
+        # action is the view's default.
         self.notes.append(
-            [old if d is None or d.value is None else d.value["notes"] for old, d in zip(self.notes[-1], decisions)]
+            [
+                old if d is None or d.value is None else d.value.get("notes", old)
+                for old, d in zip(self.notes[-1], decisions)
+            ]
         )
         self.rounds.append(decisions)
         self._progress(observation.horizon)
@@ -198,7 +261,8 @@ class LLMAgent(Policy):
     def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
         """One episode's notes after each of its states and decisions of each of its rounds."""
         own = slice(episode * self.n, (episode + 1) * self.n)
-        rounds = [round_[own] for round_ in self.rounds if round_[own.start] is not None]
+        # a round counts where any of the episode's agents decided (one that answered early is not asked)
+        rounds = [round_[own] for round_ in self.rounds if any(d is not None for d in round_[own])]
         return [step[own] for step in self.notes[: len(rounds) + 1]], rounds  # type: ignore[misc]
 
     def columns(self, episode: int) -> dict[str, pa.Array]:
@@ -224,7 +288,7 @@ class LLMAgent(Policy):
         notes, rounds = self._episode(episode)
         revisions = sum(a != b for before, after in zip(notes, notes[1:]) for a, b in zip(before, after))
         # (agent, round) pairs whose notes changed
-        return {"note_revisions": revisions, **self._totals([d for round_ in rounds for d in round_])}
+        return {"note_revisions": revisions, **self._totals([d for round_ in rounds for d in round_ if d is not None])}
 
     @staticmethod
     def _totals(decisions: list[Decision]) -> dict[str, Any]:

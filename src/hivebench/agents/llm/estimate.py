@@ -57,7 +57,7 @@ def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int, config: dict
     """The peak memory of a job of `seeds` cells of a local model with this `config.json`."""
     params = shared["method"]["params"]
     rows = min(params["batch_rows"], seeds * shared["population"])
-    full = params["history"] == "full"
+    full = params.get("history", "full") == "full"  # the reference protocol: taken as a chat that grows
     # A batch is as wide as its longest reused part plus its longest new part: with full history a
     # row without a kept cache (after a repair, a cache hit, an eviction) beside one with it, up to
     # twice the longest prompt.

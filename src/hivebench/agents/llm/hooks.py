@@ -17,20 +17,45 @@ from hivebench.models.builtin import BUILTIN, folder, package_dir
 LLM_RESOURCES = {"runtime": 240, "mem_mb": 4000}
 # The endpoint slots every openai method's jobs hold one of, unless it names its own (`llm_slots`).
 SLOTS = "llm_slots"
+# What the JSON protocol's memory is made of: the reference protocol keeps the reference's own.
+NOTES_KEYS = ("history", "notes_chars", "tagged_notes")
 
 
 class LLMHooks(MethodHooks):
     def resolve(self, entry: dict[str, Any], base: Path) -> dict[str, Any]:
         """`llm_slots` only schedules jobs; initial notes and a scripted model's file enter the cell
-        as their text or content hash."""
+        as their text or content hash. The JSON protocol, hivebench's own, is left out with reasoning
+        off (so cells from before these options keep their identity); the reference protocol keeps its
+        parser's quirks unless told otherwise, and has no notes or history settings."""
         params = {k: v for k, v in entry.items() if k != "llm_slots"}
+        if params.get("prompt_protocol", "json") == "json":
+            params.pop("prompt_protocol", None)
+            if not params.get("reasoning_chars"):
+                params.pop("reasoning_chars", None)
+        else:
+            params.setdefault("reference_quirks", True)
+            for key in NOTES_KEYS:
+                params.pop(key, None)
         if "initial_notes" in params:
             params["initial_notes"] = resolved_notes(params["initial_notes"], base)
         if params["backend"] == "scripted":
             params["model"], params["model_sha256"] = file_param(params["model"], base)
         return params
 
+    def suite_problems(self, entry: dict[str, Any], suite: str) -> Iterator[str]:
+        if entry.get("prompt_protocol") != "reference":
+            return
+        from hivebench.registry import SUITE_OBJECTS  # the view (numpy, pyarrow) is imported only here
+        from hivebench.suite import load
+
+        if getattr(load(SUITE_OBJECTS[suite].text_view), "reference", None) is None:
+            yield (
+                f"prompt_protocol: suite {suite} has no reference prompt protocol (docs/llm-agents.md says "
+                "which suites do); use prompt_protocol: json for it"
+            )
+
     def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
+        yield from protocol_problems(entry)
         if entry["backend"] == "scripted":
             yield from file_problems("model", base / entry["model"])
         elif entry["backend"] == "openai":
@@ -77,6 +102,20 @@ class LLMHooks(MethodHooks):
         from hivebench.agents.llm.estimate import cell_estimate
 
         return cell_estimate(shared, seeds)
+
+
+def protocol_problems(entry: dict[str, Any]) -> Iterator[str]:
+    """Settings of the other protocol than the one chosen."""
+    if entry.get("prompt_protocol", "json") == "json":
+        if "reference_quirks" in entry:
+            yield "reference_quirks: only with prompt_protocol: reference (the reference's parser)"
+        return
+    if entry.get("reasoning_chars"):
+        yield "reasoning_chars: only with prompt_protocol: json (the reference protocol reasons in free text)"
+    if entry.get("tagged_notes"):
+        yield "tagged_notes: prompt_protocol: reference keeps no notes (the reference's memory is its own)"
+    if "initial_notes" in entry:
+        yield "initial_notes: prompt_protocol: reference keeps no notes (the reference's memory is its own)"
 
 
 def resolved_notes(spec: dict[str, str], base: Path) -> dict[str, str]:
