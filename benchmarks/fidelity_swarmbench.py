@@ -24,12 +24,10 @@ import numpy as np
 from hivebench.cells import expand_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play_block
-from hivebench.suites.swarmbench import DIFFERENCES
+from hivebench.suites.swarmbench import DIFFERENCES, ONLY_ON
 
 TASKS = ("pursuit", "synchronization", "foraging", "flocking", "transport")
 # mean, standard deviation over seeds 0..9 of the reference environment under random moves
-# the tasks a difference touches, by its first word (messages: every task)
-TOUCHES = {"prey": ("pursuit",), "flocking": ("flocking",), "foraging": ("foraging",)}
 REFERENCE = {
     "pursuit": (0.70, 0.95),
     "synchronization": (0.0, 0.0),
@@ -67,7 +65,7 @@ def each(method: str, seeds: int) -> None:
     print(f"{method} agents, 100 rounds, seeds 0..{seeds - 1}: the reference's side of one setting - hivebench's")
     for difference in DIFFERENCES:
         key = difference.key
-        tasks = TOUCHES.get(key.split("_")[0], TASKS)
+        tasks = (ONLY_ON[key],) if key in ONLY_ON else TASKS
         population = 32 if key == "foraging_maze" else 12
         ours = scores(method, seeds, {}, tasks, population)
         theirs = scores(method, seeds, {key: difference.reference}, tasks, population)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 import yaml
@@ -15,6 +16,7 @@ import yaml
 from hivebench.engine.block import Block
 from hivebench.engine.media.outbox import Outbox
 from hivebench.engine.media.radius import RadiusBroadcast
+from hivebench.seeding import stream
 from hivebench.suites import agentsnet, swarmbench
 from hivebench.suites.swarmbench import SUITE, physics, rules
 from hivebench.suites.swarmbench.levels import FLOOR, FOOD, NEST, WALL, Level, level, walled
@@ -47,10 +49,18 @@ def test_compat_reference_takes_every_reference_value_and_hivebench_cells_keep_t
         "prey_compares": "left_cell",
         "prey_respawn": "sampled",
         "prey_pushable": "first",
+    }  # the Flocking and Foraging settings cannot act on Pursuit: not stored
+    assert HOOKS.resolve({"task": "flocking", "compat": "reference"}, None) == {
+        "task": "flocking",
+        "to_sender": True,
+        "message_cut": "ellipsis",
         "flocking_distance": "paired_shifts",
         "flocking_level": "fixed",
-        "foraging_maze": "reference",
     }
+    assert HOOKS.resolve({**base, "foraging_maze": "reference"}, None) == {**base, "to_sender": False}
+    assert swarmbench.behaviour(reference) == "reference"
+    assert swarmbench.behaviour({**base, "to_sender": True}) == "to_sender: True"
+    assert swarmbench.behaviour(HOOKS.resolve(dict(base), None)) == "hivebench"
     # one setting spelt out is one cell, whichever way it is given; a setting given wins over the mode
     assert HOOKS.resolve({**base, "prey_compares": "left_cell"}, None) == {
         **base,
@@ -117,14 +127,32 @@ def test_the_reference_first_prey_is_pushed_and_the_respawned_one_is_static():
     assert caught.worlds.grid[0, row, col] == physics.STATIC
 
 
-def test_the_reference_respawn_takes_the_least_dangerous_of_its_samples_on_a_free_cell():
-    caught = pursuit_at(10, [(4, 5), (6, 5), (5, 4), (5, 6)], prey=(5, 5), prey_respawn="sampled")
-    danger = caught._danger()
+def danger_by_hand(size: int, agents: list[tuple[int, int]]) -> np.ndarray:
+    """hivebench's danger of each map cell, counted cell by cell: 10 per agent and 9 per wall within
+    Chebyshev distance 4."""
+    walls = walled(size) == WALL
+    danger = np.zeros((size, size), dtype=np.int64)
+    for r in range(size):
+        for c in range(size):
+            near = [(i, j) for i in range(r - 4, r + 5) for j in range(c - 4, c + 5) if 0 <= i < size and 0 <= j < size]
+            danger[r, c] = sum(10 * ((i, j) in agents) + 9 * walls[i, j] for i, j in near)
+    return danger
+
+
+def test_the_reference_respawn_takes_the_first_least_dangerous_of_its_samples():
+    """The cell seed's prey stream draws H x W samples of the free cells; the prey goes to the first
+    sample of least danger among them."""
+    agents = [(4, 5), (6, 5), (5, 4), (5, 6)]
+    caught = pursuit_at(10, agents, prey=(5, 5), prey_respawn="sampled")
     caught.update(0, np.zeros(4, dtype=np.int8))
-    cell = tuple(caught.prey[0])
-    assert walled(10)[cell] == FLOOR and cell not in {(4, 5), (6, 5), (5, 4), (5, 6)}
-    # 100 samples of the 60 free cells: the chosen one is at most the 2nd least dangerous kind there
-    assert danger[0, cell[0] + 2, cell[1] + 2] <= np.unique(caught.worlds.map_view(danger)[0][2:8, 2:8])[1]
+    free = (walled(10) == FLOOR).ravel()
+    free[[r * 10 + c for r, c in agents]] = False
+    cells = np.flatnonzero(free)
+    samples = cells[stream(0, "prey").integers(len(cells), size=100)]
+    danger = danger_by_hand(10, agents).ravel()[samples]
+    expected = samples[list(danger).index(danger.min())]
+    assert tuple(caught.prey[0]) == divmod(int(expected), 10)
+    assert caught.score.tolist() == [1.0]
 
 
 def test_a_cut_message_ends_with_the_reference_ellipsis_and_reaches_its_sender():
@@ -193,9 +221,11 @@ def test_a_reference_mode_pursuit_episode_plays_to_the_end():
         task.step(SwarmActions(rng.integers(0, 5, task.worlds.agents)))
     records = task.record()
     assert [len(r.summary["prey_path"]) for r in records] == [31, 31]
-    for record in records:  # the prey never stands on a wall or an agent's cell
+    for record in records:  # the prey never shares a cell with an agent, pushed or not
         path = np.array(record.summary["prey_path"])
-        assert (walled(10)[path[:, 0], path[:, 1]] == FLOOR).all()
+        agents = np.stack([record.agents["row"], record.agents["col"]], axis=1).reshape(31, 12, 2)
+        assert not (agents == path[:, None, :]).all(axis=2).any()
+        assert record.summary["compat"] == "reference"
 
 
 def shown(value: object) -> str:
@@ -212,3 +242,27 @@ def test_every_difference_is_in_the_schema_without_a_default_and_in_the_readme_t
     for d in suite.DIFFERENCES:
         assert "default" not in schema[d.key]  # a default would enter every cell's identity
         assert f"| `{d.key}`: `{shown(d.ours)}` / `{shown(d.reference)}` |" in readme
+
+
+def test_the_reports_keep_each_rules_rows_apart():
+    from hivebench.suites.agentsnet.report import summary_table as agentsnet_table
+    from hivebench.suites.swarmbench.report import summary_table as swarmbench_table
+
+    episodes = pd.DataFrame(
+        {
+            "swarm_task": ["pursuit"] * 4,
+            "problem": ["coloring"] * 4,
+            "family": ["delaunay"] * 4,
+            "population": [12] * 4,
+            "method": ["random"] * 4,
+            "score": [0.0, 1.0, 3.0, 5.0],
+            "solved": [0.0, 1.0, 1.0, 1.0],
+            "rounds": [4] * 4,
+            "compat": [None, None, "reference", "reference"],
+        }
+    )
+    swarm = swarmbench_table(episodes, 200, 0.95, 0, {})
+    assert swarm["task"].tolist() == ["pursuit", "pursuit (reference)"] and swarm["score"].tolist() == [0.5, 4.0]
+    net = agentsnet_table(episodes, 200, 0.95, 0)
+    assert net["problem"].tolist() == ["coloring", "coloring (reference)"] and net["score"].tolist() == [0.5, 4.0]
+    assert swarmbench_table(episodes.drop(columns="compat"), 200, 0.95, 0, {})["task"].tolist() == ["pursuit"]

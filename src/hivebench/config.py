@@ -419,6 +419,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     yield from _name_problems(config)
     yield from _anchor_problems(config, base)
     resolved = {}
+    asked: set[tuple[str, str]] = set()  # (method, suite) pairs asked for their suite problems
     for name, task in config["tasks"].items():
         try:
             resolved[name] = resolved_task_params(task, base)
@@ -451,10 +452,11 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                         f"{where}: method {method_name!r} (kind {kind}, a {'/'.join(METHODS[kind].impls)} method) "
                         f"cannot run task {task_name!r} of suite {suite}"
                     )
-                elif kind is not None:
+                elif kind is not None and (method_name, suite) not in asked:
+                    asked.add((method_name, suite))  # once per method and suite, however many tasks
                     hooks = METHODS[kind].impl(suite).hooks
                     for problem in hooks.suite_problems(method_entry(config["methods"][method_name]), suite):
-                        yield f"methods.{method_name}.{problem} (task {task_name!r} of study {study_name!r})"
+                        yield f"methods.{method_name}.{problem} (study {study_name!r}, task {task_name!r})"
         for task_name in study["tasks"]:
             if task_name not in resolved:
                 continue

@@ -58,7 +58,7 @@ class MethodHooks:
 
     def suite_problems(self, entry: dict[str, Any], suite: str) -> Iterator[str]:
         """Why the method cannot run tasks of `suite` (an option that suite does not offer), each
-        starting with the parameter's key; asked for each suite a study runs it on."""
+        starting with the parameter's key; asked once per suite the config's studies run it on."""
         return iter(())
 
     def job_inputs(self, params: dict[str, Any]) -> list[str]:

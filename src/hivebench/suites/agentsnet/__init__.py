@@ -34,6 +34,11 @@ DIFFERENCES = (
 )
 
 
+def behaviour(params: dict[str, Any]) -> str:
+    """A task's rules as its report rows name them (`compat.behaviour`)."""
+    return compat.behaviour(params, DIFFERENCES)
+
+
 class NetHooks(TaskHooks):
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
         return compat.resolve(params, DIFFERENCES)

@@ -9,16 +9,17 @@ import altair as alt
 import pandas as pd
 
 from hivebench.report import Section
-from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 from hivebench.stats import mean_ci
 
-KEYS = ["problem", "family", "population", "method"]
+KEYS = ["problem", "compat", "family", "population", "method"]
 
 
 def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
     rows = []
-    for (problem, family, n, method), group in episodes.groupby(KEYS, sort=False):
-        row: dict[str, object] = {"problem": problem, "family": family, "n": int(n), "method": method}
+    ruled_episodes = episodes.assign(compat=rules_of(episodes))
+    for (problem, rules, family, n, method), group in ruled_episodes.groupby(KEYS, sort=False):
+        row: dict[str, object] = {"problem": ruled(problem, rules), "family": family, "n": int(n), "method": method}
         for metric in ("score", "solved"):
             ci = mean_ci(group[metric].to_numpy(dtype=float), resamples, confidence, seed)
             row.update({metric: ci.estimate, f"{metric}_lo": ci.lo, f"{metric}_hi": ci.hi})
@@ -27,7 +28,7 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     table = pd.DataFrame(rows)
     # problems, families and methods in the study's order, n ascending
     for key in ("problem", "family", "method"):
-        table[key] = pd.Categorical(table[key], list(pd.unique(episodes[key])), ordered=True)
+        table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
     table = table.sort_values(["problem", "family", "n", "method"]).reset_index(drop=True)
     return table.astype({"problem": str, "family": str, "method": str})
 

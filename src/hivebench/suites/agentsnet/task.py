@@ -25,7 +25,7 @@ from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import Outbox
 from hivebench.suite import TaskParamError
-from hivebench.suites.agentsnet import problems
+from hivebench.suites.agentsnet import behaviour, problems
 from hivebench.suites.agentsnet.graphs import Block, instance
 
 NO_CAP = 2**62  # `message_chars: null` (the reference): no message is ever cut
@@ -183,6 +183,7 @@ class NetTask:
         # plain Python numbers, converted once for the block
         valid_answers = self.block.per_episode(valid).astype(int).tolist()
         scores, rounds = scores.tolist(), self.rounds.tolist()
+        rules_label = behaviour(self.params)
         records = []
         for s, graph in enumerate(self.block.graphs):
             states = rounds[s] + 2
@@ -207,6 +208,8 @@ class NetTask:
                 "valid_answers": valid_answers[s],
                 **self.medium.counts(s),  # messages, message_chars, truncated_messages
             }
+            if rules_label != "hivebench":  # hivebench's rules add no column (their files are as before)
+                summary["compat"] = rules_label
             records.append(EpisodeRecord(agents, summary, self.medium.tables(s)))
         return records
 

@@ -74,23 +74,15 @@ def applicable(params: dict[str, Any]) -> tuple[Difference, ...]:
 
 
 def behaviour(params: dict[str, Any]) -> str:
-    """What a task's differences that act on it add up to: "hivebench", "reference", or the settings
-    that depart from hivebench's ("submission: any_round, received: all")."""
-    differences = applicable(params)
-    values = compat.settings(params, differences)
-    departing = [f"{d.key}: {values[d.key]}" for d in differences if values[d.key] != d.ours]
-    if not departing:
-        return "hivebench"
-    return "reference" if all(values[d.key] == d.reference for d in differences) else ", ".join(departing)
+    """A task's rules as its report rows name them (`compat.behaviour`)."""
+    return compat.behaviour(params, applicable(params))
 
 
 class SiloHooks(TaskHooks):
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
         """The differences (`compat`) as the cell stores them, less those that cannot act on it (so an
         oracle cell is the same in both modes)."""
-        stored = compat.resolve(params, DIFFERENCES)
-        unused = {d.key for d in DIFFERENCES} - {d.key for d in applicable(stored)}
-        return {key: value for key, value in stored.items() if key not in unused}
+        return compat.resolve(params, DIFFERENCES, applicable(params))
 
     def members(self, params: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
         """`task: I-01` is one task; a list, a level or `all` one member per ID, named by it."""

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.report import Section
-from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.report.page import file_links, html_table, rules_of, save_chart, write_tables
 from hivebench.stats import percentile_interval, stratified_bootstrap
 from hivebench.suites.silobench.catalogue import LEVELS
 
@@ -184,9 +184,8 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 def settled(episodes: pd.DataFrame) -> pd.DataFrame:
     """The episodes with every row's behaviour (hivebench's where a cell sets no difference) and the
     communication rounds it used (all R where no agent could answer early)."""
-    behaviour = episodes["compat"].fillna("hivebench") if "compat" in episodes else "hivebench"
     used = episodes["rounds_used"].fillna(episodes["rounds"]) if "rounds_used" in episodes else episodes["rounds"]
-    return episodes.assign(compat=behaviour, rounds_used=used)
+    return episodes.assign(compat=rules_of(episodes), rounds_used=used)
 
 
 def render(section: Section) -> str:

@@ -75,7 +75,8 @@ DIFFERENCES = (
         "serpentine",
         "reference",
         "the maze walls' spans come from `-width // 3 + 1` (an operator-precedence slip) and an odd wall "
-        "count puts food and nest in the first column; the same maze as hivebench's up to a 12 x 12 map",
+        "count puts food and nest in the first column; up to a 12 x 12 map its walls are hivebench's and "
+        "its food and nest can lie where hivebench's can",
     ),
 )
 
@@ -98,9 +99,31 @@ def capacity(task: str, size: int) -> int:
     return inside
 
 
+# The differences that act on one task alone (the rest act on every task)
+ONLY_ON = {
+    "prey_danger": "pursuit",
+    "prey_compares": "pursuit",
+    "prey_respawn": "pursuit",
+    "prey_pushable": "pursuit",
+    "flocking_distance": "flocking",
+    "flocking_level": "flocking",
+    "foraging_maze": "foraging",
+}
+
+
+def acting(params: dict[str, Any]) -> tuple[Difference, ...]:
+    """The differences that can act on a task."""
+    return tuple(d for d in DIFFERENCES if ONLY_ON.get(d.key, params["task"]) == params["task"])
+
+
+def behaviour(params: dict[str, Any]) -> str:
+    """A task's rules as its report rows name them (`compat.behaviour`)."""
+    return compat.behaviour(params, acting(params))
+
+
 class SwarmHooks(TaskHooks):
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
-        return compat.resolve(params, DIFFERENCES)
+        return compat.resolve(params, DIFFERENCES, acting(params))
 
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
         k = params["view"]

@@ -11,7 +11,8 @@ code does something its description does not:
   gap at alternate ends; the 2 x 2 food in the first band, the 2 x 2 nest in the last, each in the
   corner away from that band's opening. The reference's walls' spans follow `-size // 3 + 1` (an
   operator-precedence slip) and its food and nest go to opposite corners (`foraging_maze: reference`,
-  `reference_foraging`); up to a 12 x 12 map (N <= 16) the two mazes are the same.
+  `reference_foraging`); up to a 12 x 12 map (N <= 16) the two have
+  the same walls and the same possible food and nest corners.
 - Flocking: agents anywhere inside; the target is a hollow square of side N // 4 + 1. The level is
   drawn from the seed (the reference always uses seed 42 there).
 - Transport: one of the reference's 8 box shapes (13 cells: a 3 x 3 body and a 4-cell bar lying in
@@ -21,7 +22,9 @@ code does something its description does not:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,6 +32,7 @@ from hivebench.seeding import stream
 from hivebench.suites.swarmbench import BAND, TASKS, side
 
 FLOOR, WALL, FOOD, NEST = 0, 1, 2, 3
+FIXED_SEED = 42  # `flocking_level: fixed`: the seed every Flocking episode's level comes from (the reference's)
 
 # Transport's box shapes ('B' box, '.' not) and where each sits: (row, column) of its top-left cell,
 # negative from the far edge (the reference's 8 templates).
@@ -109,6 +113,13 @@ def level(task: str, n: int, seed: int, size: int | None = None, maze: str = "se
         free[box[:, 0], box[:, 1]] = False
         return Level(terrain, spread(rng, free, n), box=box)
     raise ValueError(f"unknown SwarmBench task {task!r}; choose one of {TASKS}")
+
+
+def played_level(task: str, n: int, seed: int, size: int, settings: Mapping[str, Any]) -> Level:
+    """The level an episode of the cell seed plays under the suite's settings (`compat.settings`):
+    Flocking's fixed level, Foraging's maze."""
+    fixed = task == "flocking" and settings["flocking_level"] == "fixed"
+    return level(task, n, FIXED_SEED if fixed else seed, size, maze=settings["foraging_maze"])
 
 
 def foraging(rng: np.random.Generator, terrain: np.ndarray, n: int) -> Level:

@@ -6,20 +6,24 @@ episode per task drawn as grid frames."""
 from __future__ import annotations
 
 import html
+import json
 
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
+from hivebench import compat
 from hivebench.anchors import Anchors
 from hivebench.paths import CELL_FILE
 from hivebench.report import Section
-from hivebench.report.page import file_links, html_table, save_chart, write_tables
+from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
-from hivebench.suites.swarmbench import AGGREGATE, frame_picks
-from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, level
+from hivebench.store import CELL_KEY
+from hivebench.suites.swarmbench import AGGREGATE, DIFFERENCES, frame_picks
+from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, played_level
 
-KEYS = ["swarm_task", "population", "method"]
+KEYS = ["swarm_task", "compat", "population", "method"]
 KINDS = {WALL: "wall", FOOD: "food", NEST: "nest"}
 FRAMES = 3  # states drawn per episode: the start, the middle, the end
 
@@ -28,9 +32,16 @@ def summary_table(
     episodes: pd.DataFrame, resamples: int, confidence: float, seed: int, anchors: Anchors
 ) -> pd.DataFrame:
     rows = []
-    for (task, n, method), group in episodes.groupby(KEYS, sort=False):
+    for (task, rules, n, method), group in episodes.assign(compat=rules_of(episodes)).groupby(KEYS, sort=False):
         ci = mean_ci(group["score"].to_numpy(dtype=float), resamples, confidence, seed)
-        row = {"task": task, "n": int(n), "method": method, "score": ci.estimate, "score_lo": ci.lo, "score_hi": ci.hi}
+        row = {
+            "task": ruled(task, rules),
+            "n": int(n),
+            "method": method,
+            "score": ci.estimate,
+            "score_lo": ci.lo,
+            "score_hi": ci.hi,
+        }
         anchor = anchors.get(("swarmbench", task), (np.nan,))[0] if task in AGGREGATE else np.nan
         row.update(
             {"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor}
@@ -50,8 +61,9 @@ def aggregate_table(
     rows: list[dict] = []
     if any(("swarmbench", task) not in anchors for task in AGGREGATE):
         return pd.DataFrame(rows, columns=["n", "method", "normalised", "lo", "hi", "episodes"])
-    mine = episodes[episodes["swarm_task"].isin(AGGREGATE)]
-    for (n, method), group in mine.groupby(["population", "method"], sort=False):
+    mine = episodes[episodes["swarm_task"].isin(AGGREGATE)].assign(compat=rules_of(episodes))
+    for (rules, n, method), group in mine.groupby(["compat", "population", "method"], sort=False):
+        method = ruled(method, rules)
         if set(group["swarm_task"]) != set(AGGREGATE):
             continue
         normalised = (
@@ -90,9 +102,6 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 def frames(row: pd.Series) -> pd.DataFrame:
     """One episode's map, agents, and prey or box at the start, middle and end: (frame, row, col, kind)."""
-    start = level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]))
-    terrain = start.terrain
-    walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
     path = CELL_FILE.format(
         study=row["study"],
         suite="swarmbench",
@@ -101,6 +110,11 @@ def frames(row: pd.Series) -> pd.DataFrame:
         population=row["population"],
         seed=row["seed"],
     )
+    params = json.loads(pq.read_schema(path).metadata[CELL_KEY])["task"]["params"]  # the level's settings
+    settings = compat.settings(params, DIFFERENCES)
+    start = played_level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]), settings)
+    terrain = start.terrain
+    walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
     agents = pd.read_parquet(path, columns=["step", "row", "col"])
     states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
     parts = []

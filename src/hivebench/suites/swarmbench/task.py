@@ -20,8 +20,8 @@ from hivebench import compat
 from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import Outbox
-from hivebench.suites.swarmbench import DIFFERENCES, rules, side
-from hivebench.suites.swarmbench.levels import Level, level
+from hivebench.suites.swarmbench import DIFFERENCES, behaviour, rules, side
+from hivebench.suites.swarmbench.levels import played_level
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
@@ -97,10 +97,7 @@ class SwarmTask:
     def reset(self, seeds: Sequence[int]) -> None:
         self.seeds = list(seeds)
         settings = compat.settings(self.params, DIFFERENCES)
-        fixed = self.task == "flocking" and settings["flocking_level"] == "fixed"  # the reference's seed 42
-        levels: list[Level] = [
-            level(self.task, self.n, 42 if fixed else seed, self.size, maze=settings["foraging_maze"]) for seed in seeds
-        ]
+        levels = [played_level(self.task, self.n, seed, self.size, settings) for seed in seeds]
         self.worlds = Worlds(  # views and escapes stay inside the array
             levels, margin=max(self.k // 2, 1), pushable_prey=settings["prey_pushable"] == "first"
         )
@@ -179,6 +176,9 @@ class SwarmTask:
         step, agent = state_agent_columns(n, states)
         names = pa.array(["", *ACTIONS])
         summary = self.rules.summary()
+        rules_label = behaviour(self.params)  # hivebench's rules add no column (their files are as before)
+        if rules_label != "hivebench":
+            summary["compat"] = [rules_label] * len(self.seeds)
         score = self.rules.score.tolist()
         records = []
         for s in range(len(self.seeds)):
