@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 from hivebench.agents.llm.agent import decision_schema
 from hivebench.models import ChatRequest, Sampling
 from hivebench.models.decide import check
-from hivebench.models.local import TransformersBackend
+from hivebench.models.local import TransformersBackend, end_tokens
 
 SCHEMA = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, notes_chars=40)
 
@@ -100,3 +103,27 @@ def test_reused_kv_caches_give_the_replies_of_whole_prompts(tiny_model: Path) ->
         ]
     prompt_tokens = reusing.prefilled["reused"] + reusing.prefilled["computed"]
     assert whole.prefilled["reused"] == 0 and reusing.prefilled["reused"] > prompt_tokens / 2
+
+
+def test_the_end_tokens_are_the_generation_configs_and_the_tokenizers():
+    tokenizer = SimpleNamespace(eos_token_id=2)
+    for configured, ends in ((7, {2, 7}), ([7, 9, 2], {2, 7, 9}), (None, {2})):
+        model = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=configured))
+        assert end_tokens(model, tokenizer) == ends
+
+
+def test_a_free_text_reply_ends_at_any_end_token_of_the_generation_config(tiny_model: Path, tmp_path: Path) -> None:
+    """A chat model's end of turn may be another token than its tokenizer's end of text: the generation
+    config names them all. Here it names every token but the tokenizer's own, so a free-text reply ends
+    at its first token, which its text leaves out; a JSON reply still ends where its grammar does."""
+    folder = Path(shutil.copytree(tiny_model, tmp_path / "tiny"))
+    generation = json.loads((folder / "generation_config.json").read_text())
+    vocab = json.loads((folder / "config.json").read_text())["vocab_size"]
+    generation["eos_token_id"] = [t for t in range(vocab) if t != generation["eos_token_id"]]
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+    backend = TransformersBackend("tiny", str(folder))
+    messages = ({"role": "user", "content": "go"},)
+    free, constrained = (ChatRequest(messages, schema, SAMPLING, 5) for schema in (None, SCHEMA))
+    text, json_reply = backend.complete([free, constrained], lambda i, r: None)
+    assert (text.text, text.usage.output_tokens, text.mode) == ("", 1, "text")
+    assert check(json_reply.text, SCHEMA)[1] is None and json_reply.usage.output_tokens > 1

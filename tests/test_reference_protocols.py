@@ -10,9 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pytest
 from test_scripted import lines, only_cell
 
+from hivebench.agents.llm import estimate
 from hivebench.agents.llm.agent import ReferenceChats
 from hivebench.agents.llm.estimate import episode_estimate
 from hivebench.cells import expand_blocks
@@ -28,6 +31,7 @@ from hivebench.suites.agentsnet.graphs import instance
 from hivebench.suites.agentsnet.names import NAMES
 from hivebench.suites.agentsnet.text import final_answer, json_messages
 from hivebench.suites.swarmbench.text import marked_action, marked_message
+from hivebench.suites.swarmbench.world import Worlds
 
 AGENTSNET = {"kind": "agentsnet", "problem": "consensus", "family": "watts_strogatz", "rounds": 1}  # n = 4: K4
 SWARMBENCH = {"kind": "swarmbench", "task": "synchronization", "rounds": 3}
@@ -159,48 +163,92 @@ def test_a_swarmbench_episode_in_the_reference_protocol(tmp_path, monkeypatch, a
         f"I will stay, not move.\nACTION: STAY, not UP\nMSG: {long}",  # the first action of its list: UP
         # round 2
         "Let me think.\nAction: LEFT",  # another spelling of the marker; no message
-        "No marker in this reply.",
-        "ACTION: [DOWN]",  # its repair
+        "No action in this reply.\nMSG: meet at the top",  # no action: STAY, the message still sent
         # round 3
         "ACTION: UP\nOn second thought...\naction: DOWN\nMsg: going down",  # the later spelling wins
-        "I will go UPWARD.",
-        "still no marker",  # its repair fails: it stays
+        "I will go UPWARD.",  # no marker: STAY, as the reference takes it
     ]
     record = play(only_cell(tmp_path, SWARMBENCH, scripted(tmp_path, replies, prompt_protocol="reference"), 2))
     actions = record.agents["action"].to_pylist()
-    assert actions[2:] == ["SWITCH", "UP", "LEFT", "DOWN", "DOWN", "STAY"]
-    assert record.agents["decision"].to_pylist()[2:] == [VALID, VALID, VALID, REPAIRED, VALID, FALLBACK]
+    assert actions[2:] == ["SWITCH", "UP", "LEFT", "STAY", "DOWN", "STAY"]
+    # the reference never asks again (it counts nothing): every reply is a valid one
+    assert record.agents["decision"].to_pylist()[2:] == [VALID] * 6
     assert {k: record.summary[k] for k in ("llm_calls", VALID, REPAIRED, FALLBACK)} == {
-        "llm_calls": 8,
-        VALID: 4,
-        REPAIRED: 1,
-        FALLBACK: 1,
+        "llm_calls": 6,
+        VALID: 6,
+        REPAIRED: 0,
+        FALLBACK: 0,
     }
-    sent = [m["sender"] for m in record.table("messages").to_pylist()]
-    assert sent == [0, 1, 0]
+    sent = [(m["sender"], m["text"]) for m in record.table("messages").to_pylist()]
+    assert [sender for sender, _ in sent] == [0, 1, 1, 0] and sent[2][1] == "meet at the top"
     # The reference's prompt, one user message a round (no earlier turns), with the last views and
-    # actions: agent 1's third round shows its first two (the message cut to 120 characters and "...").
+    # actions: agent 1's third round shows its first two (the message cut to 120 characters and "...",
+    # the action of a reply without one NONE).
     assert all(request.schema is None for request in asked)
-    assert [len(request.messages) for request in asked] == [2, 2, 2, 2, 4, 2, 2, 4]  # repairs: +reply, +ask
-    system, prompt = asked[6].messages
+    assert [len(request.messages) for request in asked] == [2] * 6
+    system, prompt = asked[5].messages
     assert system["content"] == "You are a agent. You need to cooperate with other agents and finish a given task."
     text = prompt["content"]
     assert text.startswith("You are Agent Agent_1, operating in a multi-agent environment.") and "Round: 2\n" in text
     assert "Current Step:\n" in text and "1 Steps Before:\n" in text and "2 Steps Before:\n" in text
     assert "3 Steps Before" not in text and "light_on: " in text
     history = text.split("Your action history:\n")[1].split("\n\nSymbol legend:")[0]
-    assert history == f'Round 1: Action: UP, Message: "{"x" * 120}..."\nRound 2: Action: DOWN, Message: ""\n'
+    assert history == (
+        f'Round 1: Action: UP, Message: "{"x" * 120}..."\nRound 2: Action: NONE, Message: "meet at the top"\n'
+    )
     assert text.endswith(
         'End your response clearly with your chosen action: "ACTION: [YOUR_ACTION]" and/or '
         '"MSG: [Your message (no line breaks).]"\n'
     )
-    assert (
-        asked[4]
-        .messages[-1]["content"]
-        .startswith(
-            "Your response could not be parsed: no ACTION: followed by one of UP, DOWN, LEFT, RIGHT, STAY, SWITCH."
-        )
+
+
+def test_without_the_quirks_a_swarmbench_reply_without_an_action_is_asked_again(tmp_path, monkeypatch, asked):
+    monkeypatch.chdir(tmp_path)
+    replies = [
+        # round 1
+        "ACTION: SWITCH\nMSG: hi",
+        "No action in this reply.\nMSG: lost",  # invalid: asked again
+        "ACTION: [DOWN]",  # its repair, without a message
+        # round 2
+        "ACTION: LEFT",
+        "I will go UPWARD.",
+        "still no marker",  # its repair fails: the agent stays silent
+    ]
+    method = scripted(tmp_path, replies, prompt_protocol="reference", reference_quirks=False)
+    record = play(only_cell(tmp_path, {**SWARMBENCH, "rounds": 2}, method, 2))
+    assert record.agents["action"].to_pylist()[2:] == ["SWITCH", "DOWN", "LEFT", "STAY"]
+    assert record.agents["decision"].to_pylist()[2:] == [VALID, REPAIRED, VALID, FALLBACK]
+    assert record.summary["llm_calls"] == 6
+    assert [(m["sender"], m["text"]) for m in record.table("messages").to_pylist()] == [(0, "hi")]
+    assert [len(request.messages) for request in asked] == [2, 2, 4, 2, 2, 4]  # repairs: +reply, +ask
+    assert asked[2].messages[-1]["content"] == (
+        "Your response could not be parsed: no ACTION: followed by one of UP, DOWN, LEFT, RIGHT, STAY, SWITCH. "
+        'End your response clearly with your chosen action: "ACTION: [YOUR_ACTION]" and/or '
+        '"MSG: [Your message (no line breaks).]"'
     )
+    history = asked[4].messages[1]["content"].split("Your action history:\n")[1].split("\n\nSymbol legend:")[0]
+    assert history == 'Round 1: Action: DOWN, Message: ""\n'
+
+
+def test_a_swarmbench_episode_runs_on_after_every_agent_has_left_the_map(tmp_path, monkeypatch):
+    """Transport: once every agent has left the map nobody is asked, but the episode runs to round T:
+    the agent's columns still have a row per (state, agent)."""
+    monkeypatch.chdir(tmp_path)
+
+    def everyone_leaves(worlds: Worlds) -> np.ndarray:  # every agent left in the first round
+        left = worlds.present.copy()
+        worlds.present[:] = False
+        return left
+
+    monkeypatch.setattr(Worlds, "leave", everyone_leaves)
+    task = {"kind": "swarmbench", "task": "transport", "rounds": 3}
+    method = scripted(tmp_path, ["ACTION: DOWN", "ACTION: DOWN"], prompt_protocol="reference")
+    record = play(only_cell(tmp_path, task, method, 2))
+    table = pa.table(record.agents)  # as the episode is written: every column as long as the states
+    assert table.num_rows == 4 * 2
+    assert table["decision"].to_pylist() == [None, None, VALID, VALID, None, None, None, None]
+    assert table["escaped"].to_pylist() == [False, False] + [True] * 6
+    assert record.summary["llm_calls"] == 2
 
 
 def test_the_swarmbench_parser_with_and_without_the_quirks():
@@ -286,6 +334,11 @@ def test_the_options_leave_every_existing_cell_as_it_was(tmp_path):
             {"prompt_protocol": "reference", "initial_notes": {"text": "hi"}},
             "methods.m.initial_notes: prompt_protocol: reference",
         ),
+        ({"prompt_protocol": "reference", "history": 3}, "methods.m.history: prompt_protocol: reference keeps no"),
+        (
+            {"prompt_protocol": "reference", "notes_chars": 40},
+            "methods.m.notes_chars: prompt_protocol: reference keeps no",
+        ),
         ({"prompt_protocol": "tools"}, "methods.m.prompt_protocol"),
     ],
 )
@@ -315,8 +368,8 @@ def test_a_suite_without_a_reference_protocol_is_a_config_error(tmp_path, monkey
         ReferenceChats(load(SUITE_OBJECTS[suite].text_view)(), {"reference_quirks": True, "max_tokens": 64})
 
 
-@pytest.mark.parametrize("task", [AGENTSNET, SWARMBENCH])
-def test_the_estimate_renders_the_reference_prompts(tmp_path, task):
+def reference_block(tmp_path: Path, task: dict) -> dict[str, Any]:
+    """The shared spec of a block of four agents of `task` under the scripted reference protocol."""
     (tmp_path / "replies.jsonl").write_text("")
     config = {
         "tasks": {"t": task},
@@ -326,7 +379,12 @@ def test_the_estimate_renders_the_reference_prompts(tmp_path, task):
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
     }
     source = str(tmp_path / "c.yaml")
-    shared = expand_blocks(validate(config, source), source)["s"][0].shared
+    return expand_blocks(validate(config, source), source)["s"][0].shared
+
+
+@pytest.mark.parametrize("task", [AGENTSNET, SWARMBENCH])
+def test_the_estimate_renders_the_reference_prompts(tmp_path, task):
+    shared = reference_block(tmp_path, task)
     chats: list[list[dict[str, str]]] = []
     calls, _, _ = episode_estimate(shared, lambda messages: chats.append(messages) or 0)
     assert calls == len(chats) == 4 * (2 if task is AGENTSNET else 3)
@@ -334,6 +392,20 @@ def test_the_estimate_renders_the_reference_prompts(tmp_path, task):
         assert len(chats[-1]) == 4 and len(chats[-1][2]["content"]) == 4 * 128
     else:
         assert all(len(chat) == 2 for chat in chats) and 'Round 2: Action: NONE, Message: ""' in chats[-1][1]["content"]
+
+
+@pytest.mark.parametrize(("task", "grows"), [(AGENTSNET, True), (SWARMBENCH, False)], ids=["agentsnet", "swarmbench"])
+def test_the_memory_estimate_keeps_kv_caches_only_for_a_chat_that_grows(tmp_path, monkeypatch, task, grows):
+    """AgentsNet's reference chat grows (each agent's KV cache kept, a batch up to twice the longest
+    prompt wide); SwarmBench's asks without earlier turns: no cache kept, a batch one prompt wide."""
+    sized: list[tuple[int, int, bool]] = []
+    monkeypatch.setattr(
+        estimate, "memory_mb", lambda config, dtype, rows, tokens, keeps: sized.append((rows, tokens, keeps)) or 0
+    )
+    shared = reference_block(tmp_path, task)
+    estimate.job_memory_mb(shared, seeds=2, longest=1000, config={})
+    # 8 rows (2 seeds of 4 agents); 128 tokens of reply (max_tokens)
+    assert sized == [(8, 2 * 1000 + 128, True) if grows else (8, 1000 + 128, False)]
 
 
 def test_a_free_text_request_asks_a_server_for_no_response_format():
@@ -368,12 +440,16 @@ def test_a_local_model_answers_a_free_text_request_unconstrained(tiny_model):
 
 @pytest.mark.parametrize(
     ("task", "n"),
-    [(AGENTSNET, 4), ({"kind": "swarmbench", "task": "pursuit", "rounds": 2}, 2)],
+    [
+        ({**AGENTSNET, "compat": "reference"}, 4),
+        ({"kind": "swarmbench", "task": "pursuit", "rounds": 2, "compat": "reference"}, 2),
+    ],
     ids=["agentsnet", "swarmbench"],
 )
 def test_smollm2_plays_each_suite_in_its_reference_protocol(smollm2, tmp_path, monkeypatch, task, n):
-    """Free text from a local model, through each reference's parser, repairs and fallbacks included
-    (135M parameters seldom reach the answer marker in 32 tokens: the pipeline is what is shown)."""
+    """Free text from a local model, through each reference's parser, repairs and fallbacks included,
+    on the reference's rules (135M parameters seldom reach the answer marker in 32 tokens: the
+    pipeline is what is shown)."""
     monkeypatch.chdir(tmp_path)
     method = {
         "kind": "llm",
@@ -390,3 +466,17 @@ def test_smollm2_plays_each_suite_in_its_reference_protocol(smollm2, tmp_path, m
     assert summary["llm_calls"] == 2 * n + summary[REPAIRED] + summary[FALLBACK] and summary["output_tokens"] > 0
     replies = [json.loads(line)["result"] for line in next(Path(tmp_path).rglob("*.calls.jsonl")).open()]
     assert len(replies) == summary["llm_calls"] and all(reply["mode"] == "text" for reply in replies)
+
+
+def test_smollm2_plays_silobench_on_the_reference_rules(smollm2, tmp_path, monkeypatch):
+    """Silo-Bench has no reference prompts (its code is not public): on the reference's rules (early
+    submission, the received data kept) the JSON protocol plays it, every agent answering by round R."""
+    monkeypatch.chdir(tmp_path)
+    task = {"kind": "silobench", "task": "I-01", "rounds": 2, "compat": "reference"}
+    method = {"kind": "llm", "backend": "transformers", "model": str(smollm2), "max_tokens": 48, "temperature": 0.7}
+    n = 3
+    record = play(only_cell(tmp_path, task, method, n))
+    submitted = [s for s in record.agents["submitted"].to_pylist() if s is not None]
+    assert len(submitted) == n and all(0 <= s <= 2 for s in submitted)  # each agent answered once, by round R
+    assert set(record.agents["decision"].to_pylist()[n:]) <= {VALID, REPAIRED, FALLBACK, None}
+    assert 1 <= record.summary["rounds_used"] <= 2 and record.summary["compat"] == "reference"

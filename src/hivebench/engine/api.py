@@ -158,14 +158,18 @@ class TextView(Protocol):
     reply's fields; an agent's memory (notes, their rule, their field) is the method's own.
 
     A view may also offer `reference(quirks: bool) -> ReferenceProtocol`: the prompt protocol of the
-    benchmark its suite reproduces (the LLM agent's `protocol: reference`); `quirks` keeps its parser's
-    oddities. A view without that method has none."""
+    benchmark its suite reproduces (the LLM agent's `prompt_protocol: reference`); `quirks` keeps its
+    parser's oddities. A view without that method has none. And it may offer `running(observation) ->
+    np.ndarray`, (episodes,) bool: whose episode still runs this round, where an episode may run on
+    with none of its agents live (SwarmBench Transport, once every agent has left the map); without
+    it, an episode runs while any of its agents is live."""
 
     def agents(self, observation: Any) -> int:
         """How many agents the block has (every episode's)."""
 
     def live(self, observation: Any) -> np.ndarray:
-        """(agents,) bool: whose episode still decides this round."""
+        """(agents,) bool: who decides this round: not an agent whose episode has ended, nor one that
+        is done before it (has answered, has left the map)."""
 
     def reply_schema(self, observation: Any, agent: int) -> dict[str, Any]:
         """JSON Schema properties of this agent's reply this round, all required (a method adds its

@@ -11,11 +11,11 @@ without sampling. A batch holds at most `batch_rows` rows.
 
 Replies are constrained to the request's JSON Schema by llguidance: at every decoding step each row's
 grammar matcher masks the tokens that cannot continue valid JSON (a request without a schema asks for
-free text: its row is not masked and runs to the end of the reply), and the row's token is sampled with
-its own torch Generator, seeded by the request's sample index, so a row's reply does not depend on
-which other rows share its batch, up to floating-point rounding (padding changes the shapes of the
-matrix products; bfloat16 makes such differences likelier). Each reply's latency is its batch's wall
-time.
+free text: its row is not masked and runs until any of the model's end tokens, its end of turn
+included), and the row's token is sampled with its own torch Generator, seeded by the request's sample
+index, so a row's reply does not depend on which other rows share its batch, up to floating-point
+rounding (padding changes the shapes of the matrix products; bfloat16 makes such differences
+likelier). Each reply's latency is its batch's wall time.
 """
 
 from __future__ import annotations
@@ -89,6 +89,21 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     model.eval()
     vocab = model.get_output_embeddings().weight.shape[0]
     return model, tokenizer, from_tokenizer(tokenizer, n_vocab=vocab)
+
+
+def end_tokens(model: Any, tokenizer: Any) -> frozenset[int]:
+    """The tokens that end a free-text reply: the tokenizer's end of text and every one the model's
+    generation config names (an int or a list: a chat model's end of turn may be another token)."""
+    configured = model.generation_config.eos_token_id
+    ids = configured if isinstance(configured, list) else [configured]
+    return frozenset(i for i in [*ids, tokenizer.eos_token_id] if i is not None)
+
+
+def reply_text(tokenizer: Any, tokens: list[int], ends: frozenset[int]) -> str:
+    """A reply's text: its tokens decoded, without the end token that closed it."""
+    if tokens and tokens[-1] in ends:
+        tokens = tokens[:-1]
+    return tokenizer.decode(tokens, skip_special_tokens=True)
 
 
 class SchemaSampler:
@@ -292,6 +307,9 @@ class TransformersBackend:
         model, tokenizer, ll_tokenizer = load_model(self.path, self.threads, self.dtype)
         started = time.perf_counter()
         sampler = SchemaSampler(ll_tokenizer, requests)
+        # a JSON reply ends where its grammar does (which allows only the tokenizer's end after it)
+        free = end_tokens(model, tokenizer)
+        ends = [free if r.schema is None else frozenset([tokenizer.eos_token_id]) for r in requests]
         reused = [self._reused(r, t) for r, t in zip(requests, prompts)]
         kept = [0 if state is None else len(state.tokens) for state in reused]
         # Tokens the grammar forces before any choice are pre-filled with the prompt.
@@ -320,17 +338,10 @@ class TransformersBackend:
                 feeds, going = [], []
                 for i, (row, token) in enumerate(zip(live, chosen)):
                     generated[row].append(token)
-                    forced = (
-                        []
-                        if token == tokenizer.eos_token_id
-                        else sampler.forced(row, sampling.max_tokens - len(generated[row]))
-                    )
+                    at_end = token in ends[row]
+                    forced = [] if at_end else sampler.forced(row, sampling.max_tokens - len(generated[row]))
                     generated[row] += forced
-                    if (
-                        token == tokenizer.eos_token_id
-                        or sampler.stopped(row)
-                        or len(generated[row]) >= sampling.max_tokens
-                    ):
+                    if at_end or sampler.stopped(row) or len(generated[row]) >= sampling.max_tokens:
                         if requests[row].keep_state and self.reuse:
                             self._keep_row(
                                 requests[row],
@@ -338,7 +349,7 @@ class TransformersBackend:
                                 cache,
                                 mask[i],
                                 i,
-                                tokenizer.decode(generated[row], skip_special_tokens=True),
+                                reply_text(tokenizer, generated[row], ends[row]),
                             )
                     else:
                         feeds.append([token, *forced])
@@ -369,11 +380,11 @@ class TransformersBackend:
         latency = round(ended - started, 6)
         return [
             ChatResult(
-                tokenizer.decode(tokens, skip_special_tokens=True),
+                reply_text(tokenizer, tokens, end),
                 Usage(len(prompt), len(tokens), latency, 0),
                 "text" if request.schema is None else "constrained",
             )
-            for prompt, tokens, request in zip(prompts, generated, requests)
+            for prompt, tokens, request, end in zip(prompts, generated, requests, ends)
         ]
 
     @staticmethod

@@ -70,6 +70,7 @@ class Chats:
     def __init__(self, view: TextView, params: dict[str, Any]):
         self.view = view
         self.window = None if params["history"] == "full" else int(params["history"])
+        self.grows = self.window is None  # every agent's chat only grows (full history)
         self.chars = int(params["notes_chars"])
         self.tagged = bool(params["tagged_notes"])
         self.reasoning = int(params.get("reasoning_chars", 0))  # `reasoning` first in every reply (0: none)
@@ -102,13 +103,13 @@ class Chats:
 
     def replied(self, agent: int, text: str) -> None:
         """The agent's reply to this round's chat (full history keeps both in its chat)."""
-        if self.window is None:
+        if self.grows:
             self.earlier.setdefault(agent, []).extend((self.asked.pop(agent), {"role": "assistant", "content": text}))
 
     def request(self, observation: Any, agent: int, notes: str, sampling: Sampling, sample: int) -> ChatRequest:
         schema = decision_schema(self.view.reply_schema(observation, agent), self.chars, self.reasoning)
         chat = self.chat(observation, agent, notes)
-        return ChatRequest(chat, schema, sampling, sample, keep_state=self.window is None)
+        return ChatRequest(chat, schema, sampling, sample, keep_state=self.grows)
 
     def answered(self, observation: Any, agent: int, decision: Decision) -> None:
         self.replied(agent, decision.text)
@@ -132,6 +133,7 @@ class ReferenceChats:
                 f"view, {type(view).__module__}.{type(view).__qualname__}, offers none): use prompt_protocol: json"
             )
         self.reference = offer(bool(params["reference_quirks"]))
+        self.grows = self.reference.grows
         self.reply_chars = CHARS_PER_TOKEN * int(params["max_tokens"])
 
     def request(self, observation: Any, agent: int, notes: str, sampling: Sampling, sample: int) -> ChatRequest:
@@ -139,7 +141,7 @@ class ReferenceChats:
             partial(self.reference.parse, observation, agent), partial(self.reference.again, observation, agent)
         )
         chat = self.reference.chat(observation, agent)
-        return ChatRequest(chat, None, sampling, sample, keep_state=self.reference.grows, reader=reader)
+        return ChatRequest(chat, None, sampling, sample, keep_state=self.grows, reader=reader)
 
     def answered(self, observation: Any, agent: int, decision: Decision) -> None:
         turns = (*decision.repair, {"role": "assistant", "content": decision.text})
@@ -187,7 +189,8 @@ class LLMAgent(Policy):
         self.initial = params.get("initial_notes")
         self.label = str(cache_paths[0]) + (f" and {len(cache_paths) - 1} more cells" if len(cache_paths) > 1 else "")
         self.notes: list[list[str]] = []  # every agent's notes in force after each step (0: initial)
-        self.rounds: list[list[Decision | None]] = []  # None: the agent's episode had ended
+        self.rounds: list[list[Decision | None]] = []  # None: the agent was not asked
+        self.running: list[np.ndarray] = []  # each round's (episodes,) whose episode still ran
 
     def requests(self, observation: Any, agents: np.ndarray) -> list[ChatRequest]:
         """The requests of `agents` this round."""
@@ -224,7 +227,8 @@ class LLMAgent(Policy):
         return calls, tokens, longest
 
     def decide(self, observation: Any) -> Any:
-        live = np.flatnonzero(self.view.live(observation))
+        asked = self.view.live(observation)
+        live = np.flatnonzero(asked)
         requests = self.requests(observation, live)
         decisions: list[Decision | None] = [None] * len(self.notes[0])
         for v, decision in zip(live.tolist(), self.decider.decide(requests, (live // self.n).tolist())):
@@ -239,6 +243,10 @@ class LLMAgent(Policy):
             ]
         )
         self.rounds.append(decisions)
+        # An episode runs while any of its agents is asked, unless its view says otherwise (SwarmBench
+        # Transport: on to the last round once every agent has left the map).
+        running = getattr(self.view, "running", None)
+        self.running.append(asked.reshape(-1, self.n).any(axis=1) if running is None else running(observation))
         self._progress(observation.horizon)
         return self.view.actions(observation, [None if d is None else d.value for d in decisions])
 
@@ -261,8 +269,8 @@ class LLMAgent(Policy):
     def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
         """One episode's notes after each of its states and decisions of each of its rounds."""
         own = slice(episode * self.n, (episode + 1) * self.n)
-        # a round counts where any of the episode's agents decided (one that answered early is not asked)
-        rounds = [round_[own] for round_ in self.rounds if any(d is not None for d in round_[own])]
+        # the rounds in which the episode ran (an agent that answered early, or left, is not asked)
+        rounds = [round_[own] for round_, running in zip(self.rounds, self.running) if running[episode]]
         return [step[own] for step in self.notes[: len(rounds) + 1]], rounds  # type: ignore[misc]
 
     def columns(self, episode: int) -> dict[str, pa.Array]:

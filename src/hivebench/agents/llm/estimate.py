@@ -18,7 +18,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from hivebench.agents.llm.agent import LLMAgent
+from hivebench.agents.llm.agent import LLMAgent, prompt_protocol
 from hivebench.method import CellEstimate
 from hivebench.models.memory import memory_mb, model_config
 from hivebench.models.open import local_path
@@ -53,16 +53,24 @@ def episode_estimate(shared: dict[str, Any], count: Count) -> tuple[int, int, in
     return LLMAgent.estimate_episode(task, view, shared["method"]["params"], count)
 
 
+def chats_grow(shared: dict[str, Any]) -> bool:
+    """Every agent's chat only grows, its KV cache kept from round to round: the JSON protocol with
+    full history, or a reference protocol whose chat grows (AgentsNet's; SwarmBench's has no earlier
+    turns)."""
+    view = load(SUITE_OBJECTS[shared["suite"]].text_view)()
+    return prompt_protocol(view, shared["method"]["params"]).grows
+
+
 def job_memory_mb(shared: dict[str, Any], seeds: int, longest: int, config: dict[str, Any]) -> int:
     """The peak memory of a job of `seeds` cells of a local model with this `config.json`."""
     params = shared["method"]["params"]
     rows = min(params["batch_rows"], seeds * shared["population"])
-    full = params.get("history", "full") == "full"  # the reference protocol: taken as a chat that grows
-    # A batch is as wide as its longest reused part plus its longest new part: with full history a
+    grows = chats_grow(shared)
+    # A batch is as wide as its longest reused part plus its longest new part: with a growing chat a
     # row without a kept cache (after a repair, a cache hit, an eviction) beside one with it, up to
     # twice the longest prompt.
-    width = longest * (2 if full else 1) + params["max_tokens"]
-    return memory_mb(config, params["dtype"], rows, width, full)
+    width = longest * (2 if grows else 1) + params["max_tokens"]
+    return memory_mb(config, params["dtype"], rows, width, grows)
 
 
 def local_model_config(params: dict[str, Any]) -> dict[str, Any] | None:

@@ -26,7 +26,8 @@ class LLMHooks(MethodHooks):
         """`llm_slots` only schedules jobs; initial notes and a scripted model's file enter the cell
         as their text or content hash. The JSON protocol, hivebench's own, is left out with reasoning
         off (so cells from before these options keep their identity); the reference protocol keeps its
-        parser's quirks unless told otherwise, and has no notes or history settings."""
+        parser's quirks unless told otherwise, and has no notes or history settings (they are their
+        defaults there: protocol_problems)."""
         params = {k: v for k, v in entry.items() if k != "llm_slots"}
         if params.get("prompt_protocol", "json") == "json":
             params.pop("prompt_protocol", None)
@@ -105,15 +106,20 @@ class LLMHooks(MethodHooks):
 
 
 def protocol_problems(entry: dict[str, Any]) -> Iterator[str]:
-    """Settings of the other protocol than the one chosen."""
+    """Settings of the other protocol than the one chosen (the entry has its defaults filled in: a
+    memory setting of the JSON protocol is one set where it is not its default)."""
     if entry.get("prompt_protocol", "json") == "json":
         if "reference_quirks" in entry:
             yield "reference_quirks: only with prompt_protocol: reference (the reference's parser)"
         return
+    from hivebench.config import schema  # loaded already: the entry was validated against it
+
     if entry.get("reasoning_chars"):
         yield "reasoning_chars: only with prompt_protocol: json (the reference protocol reasons in free text)"
-    if entry.get("tagged_notes"):
-        yield "tagged_notes: prompt_protocol: reference keeps no notes (the reference's memory is its own)"
+    defaults = schema()["$defs"]["llm_method"]["properties"]
+    for key in NOTES_KEYS:
+        if entry.get(key, defaults[key]["default"]) != defaults[key]["default"]:
+            yield f"{key}: prompt_protocol: reference keeps no notes or history (the reference's memory is its own)"
     if "initial_notes" in entry:
         yield "initial_notes: prompt_protocol: reference keeps no notes (the reference's memory is its own)"
 

@@ -98,6 +98,9 @@ class SwarmView:
     def live(self, views: SwarmViews) -> np.ndarray:
         return views.present  # an agent that has left the map (Transport) asks nothing
 
+    def running(self, views: SwarmViews) -> np.ndarray:
+        return np.ones(len(views.score), dtype=bool)  # every episode runs to the horizon, even with no agent left
+
     def reply_schema(self, views: SwarmViews, agent: int) -> dict[str, Any]:
         # the message has no length limit here: the medium cuts a long one and counts it
         return {"action": {"enum": actions_of(views.task)}, "message": {"type": "string"}}
@@ -256,6 +259,11 @@ MEMORY = 5  # the views and actions its prompt shows
 LABELS = ["Current Step", *(f"{i} Steps Before" for i in range(1, MEMORY))]
 
 
+def reference_actions(task: str) -> tuple[str, ...]:
+    """The actions the reference's parser looks for, in its order."""
+    return REFERENCE_ACTIONS + (("SWITCH",) if task == "synchronization" else ())
+
+
 def marked_lines(text: str, marker: str, quirks: bool) -> list[str]:
     """The rest of the line after each `marker` the reference's parser reads, in its order: with quirks
     the first occurrence of each of its spellings in turn (ACTION:, Action:, action:); without, the
@@ -309,8 +317,9 @@ class SwarmReference:
     ReferenceProtocol): a fixed system message and one user message a round (`gen_prompt`), which
     shows the agent's last 5 views, newest first, and its last 5 actions and messages (`NONE` where
     none was read); the model is asked without its earlier turns. The action and the message are read
-    from the `ACTION:` and `MSG:` lines (`to_action`); a reply without an action is invalid (the
-    reference takes it as STAY without asking again: hivebench asks once more, as in every protocol)."""
+    from the `ACTION:` and `MSG:` lines (`to_action`). With quirks a reply without an action is STAY
+    and still sends the message it has, never asked again, as the reference takes it (a valid reply);
+    without, it is invalid and asked once more, as in every protocol."""
 
     grows = False
 
@@ -338,11 +347,12 @@ class SwarmReference:
         return {"role": "system", "content": REFERENCE_SYSTEM}, {"role": "user", "content": prompt}
 
     def parse(self, views: SwarmViews, agent: int, text: str) -> tuple[dict[str, Any] | None, str | None]:
-        actions = REFERENCE_ACTIONS + (("SWITCH",) if views.task == "synchronization" else ())
+        actions = reference_actions(views.task)
         action = marked_action(text, actions, self.quirks)
-        if action is None:
+        if action is None and not self.quirks:
             return None, f"no ACTION: followed by one of {', '.join(actions)}"
-        return {"action": action, "message": marked_message(text, self.quirks, views.message_chars)}, None
+        message = marked_message(text, self.quirks, views.message_chars)
+        return {"action": action or "STAY", "message": message}, None
 
     def again(self, views: SwarmViews, agent: int, error: str) -> str:
         return f"Your response could not be parsed: {error}. {REFERENCE_END}"
@@ -351,6 +361,7 @@ class SwarmReference:
         self, views: SwarmViews, agent: int, turns: tuple[dict[str, str], ...], reply: dict[str, Any] | None
     ) -> None:
         history = self.history.setdefault(agent, [])
-        action, message = (reply["action"], reply["message"]) if reply else ("NONE", "")
-        history.append((history[-1][0] + 1 if history else 1, action, message))
+        # the action as read from the reply: NONE for a fallback, or a reply taken as STAY for want of one
+        action = marked_action(turns[-1]["content"], reference_actions(views.task), self.quirks) if reply else None
+        history.append((history[-1][0] + 1 if history else 1, action or "NONE", reply["message"] if reply else ""))
         del history[:-MEMORY]
