@@ -96,6 +96,8 @@ class MethodImpl:
     version: int  # bump when results change: every cell of this method reruns
     calls_models: bool = False  # its policy is given each cell's response cache (`cache_paths`)
     reads_text: bool = False  # its policy is given the suite's text view (`view`)
+    adapted: bool = False  # its policy is given the suite's Waggle adapter (`adapter`; Suite.waggle)
+    tables: tuple[str, ...] = ()  # side tables its cells write beside the task's (Policy.tables)
     hooks: MethodHooks = field(default_factory=MethodHooks)
 
     def load(self) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hivebench.registry import task_kind
+from hivebench.registry import METHODS, task_kind
 
 EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
 BLOCK_SUMMARY = EPISODES_DIR + "/block{first}-{last}.parquet"
@@ -47,9 +47,14 @@ def side_path(path: str | Path, name: str) -> str:
 
 
 def cell_files(cell: dict[str, Any]) -> list[str]:
-    """A cell's result files: its per-agent table, then its task's side tables."""
+    """A cell's result files: its per-agent table, then its task's side tables, then its method's."""
     path = cell_path(cell)
-    return [path, *(side_path(path, name) for name in task_kind(cell["task"]["kind"]).tables)]
+    return [path, *(side_path(path, name) for name in side_tables(cell))]
+
+
+def side_tables(cell: dict[str, Any]) -> tuple[str, ...]:
+    """The side tables a cell writes: its task's, then its method's."""
+    return task_kind(cell["task"]["kind"]).tables + METHODS[cell["method"]["kind"]].impl(cell["suite"]).tables
 
 
 def calls_path(cell: dict[str, Any]) -> str:

@@ -31,6 +31,9 @@ SUITES: dict[str, str] = {
 METHOD_PACKAGES: dict[str, str] = {
     "llm": "hivebench.agents.llm",
     "replay": "hivebench.agents.replay",
+    "nocomm": "hivebench.agents.nocomm",
+    "nativemsg": "hivebench.agents.nativemsg",
+    "fixedswarm": "hivebench.agents.fixedswarm",
 }
 SUITE_GROUP, METHOD_GROUP = "hivebench.suites", "hivebench.methods"
 

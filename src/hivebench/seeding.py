@@ -56,6 +56,10 @@ class Streams:
         """Made on the first draw (a policy that draws nothing never pays for them)."""
         return [stream(seed, self.name) for seed in self.seeds]
 
+    def child(self, name: str) -> Streams:
+        """The streams of a named part of the same episodes (its draws leave this one's alone)."""
+        return Streams(self.seeds, f"{self.name}/{name}")
+
     def __len__(self) -> int:
         return len(self.seeds)
 

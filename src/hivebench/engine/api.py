@@ -72,7 +72,8 @@ class Policy(Protocol):
     """Maps one round's batch of observations to one batch of actions, for every episode of a block;
     built with the method's parameters and the block's `Streams` (one random stream per episode), and
     with what its implementation asks for (hivebench.method.MethodImpl: `cache_paths`, `view`). A
-    policy class subclasses this one: `columns` and `summary` add nothing unless it overrides them."""
+    policy class subclasses this one: `columns`, `summary` and `tables` add nothing unless it overrides
+    them."""
 
     def decide(self, observation: Any) -> Any:
         """Every agent's action this round, as the task's `step` takes them."""
@@ -84,6 +85,10 @@ class Policy(Protocol):
 
     def summary(self, episode: int) -> dict[str, Any]:
         """Fields for one episode's summary."""
+        return {}
+
+    def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
+        """One episode's side tables of the method's own (those its `MethodImpl.tables` declares)."""
         return {}
 
 

@@ -68,6 +68,7 @@ from hivebench.config import ConfigError, validate
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.loop import play_block
 from hivebench.engine.writer import stored
+from hivebench.paths import side_tables
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.suite import Suite
 
@@ -290,10 +291,11 @@ def check_record(cells: list[Cell]) -> None:
                     "rows go state by "
                     f"state 0..{horizon}, agents 0..{n - 1} within each"
                 )
-    declared = set(kind.tables)
+    declared = set(side_tables(cell))
     if set(record.tables) != declared:
         problems.append(
-            f"side tables {sorted(record.tables)}, but the task kind declares {sorted(declared)} (TaskKind.tables)"
+            f"side tables {sorted(record.tables)}, but the task kind and method declare {sorted(declared)} "
+            "(TaskKind.tables, MethodImpl.tables)"
         )
     metrics = {metric.name for metric in SUITE_OBJECTS[cell["suite"]].metrics}
     if missing := sorted(metrics - set(record.summary)):

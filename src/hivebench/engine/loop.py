@@ -22,6 +22,13 @@ def make_policy(cells: list[dict[str, Any]]) -> Policy:
         extra["cache_paths"] = [calls_path(cell) for cell in cells]
     if impl.reads_text:
         extra["view"] = load(SUITE_OBJECTS[first["suite"]].text_view)()
+    if impl.adapted:
+        adapter = SUITE_OBJECTS[first["suite"]].waggle
+        if adapter is None:
+            raise ValueError(
+                f"{first['method']['kind']} runs on the Waggle runtime, which has no adapter for {first['suite']}"
+            )
+        extra["adapter"] = load(adapter)()
     policy = impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
         raise TypeError(f"{impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
@@ -41,6 +48,7 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     for episode, record in enumerate(records):
         record.agents.update(policy.columns(episode))
         record.summary.update(policy.summary(episode))
+        record.tables.update(policy.tables(episode))
     return records
 
 

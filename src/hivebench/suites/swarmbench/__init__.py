@@ -176,6 +176,7 @@ SUITE = Suite(
     example={"task": {"kind": "swarmbench", "task": "pursuit", "rounds": 12}, "method": "random", "population": 8},
     report=f"{PACKAGE}.report:render",
     report_cells=frame_cells,
+    waggle=f"{PACKAGE}.waggle:SwarmAdapter",
     anchor_column="swarm_task",
     anchored=AGGREGATE,
     report_files=(

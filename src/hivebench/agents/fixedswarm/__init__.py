@@ -1,0 +1,16 @@
+"""The `fixedswarm` control: one hand-coded local rule on the Waggle trace field (law.py), its fixed
+constants the method's parameters (schema.yaml).
+
+Standard library only: the Snakefile reads this declaration at parse time.
+"""
+
+from hivebench.agents.waggle import WaggleHooks
+from hivebench.method import Method, MethodImpl
+
+METHOD = Method(
+    name="fixedswarm",
+    impl=MethodImpl(
+        "hivebench.agents.fixedswarm.law:FixedSwarm", version=1, adapted=True, tables=("traces",), hooks=WaggleHooks()
+    ),
+    schema="schema.yaml",
+)

@@ -1,0 +1,174 @@
+"""FixedSwarm: "a shared hand-coded local rule using finite-lifetime local signals and fixed support,
+inhibition, quorum, reopening, decay, and expiry", writing the same decision records a controller
+would, through the same validator and compiler. Each agent, each round, from its own view alone:
+
+1. Challenge: a claim on its incident channels that its own view shows false (verified conflict) gets
+   a challenge trace (conflict 4), once, unless one is already there. A claim contradicted by another
+   of its kind that the agent cannot verify is an unverified challenge candidate: blocked, counted.
+2. Deposit: what it sees itself (its adapter's first evidence row: what it wants, nearest first), as a
+   trace with novelty 4 (2 for a repeat), support 4, no conflict, TTL `ttl`. Local-fingerprint
+   duplicate suppression: the same claim in the same direction again is a spatial repeat, blocked,
+   until `refresh_rounds` rounds after the agent last wrote it (a controlled refresh: moving
+   evidence); a stationary claim is written once (`event_once`).
+3. Relay: else the strongest conflict-free incident claim it neither sees nor has written or relayed,
+   with novelty, support and TTL one lower (per-hop cap: support at least `relay_min_support`,
+   novelty and TTL left to lower). An agent whose proposal follows its own evidence (route-active)
+   does not relay a claim of the kind its own evidence is of (silenced: private-route protection).
+4. Commit: to the strongest claim the candidate-ready gate passes on its channels, that it would move
+   for and does not refute (verified-conflict inhibition), confidence support // 4 (at most 4); the
+   runtime renews, decays and reopens it.
+
+One trace per decision: a challenge before a deposit before a relay. Every candidate is counted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hivebench.agents.waggle import gate as gates
+from hivebench.agents.waggle.admit import keys
+from hivebench.agents.waggle.records import BIN_MAX, CLAIM, CONFLICT, NONE, NOVELTY, SUPPORT, TTL, Decisions
+from hivebench.agents.waggle.runtime import Context, WaggleRuntime
+from hivebench.seeding import Streams
+
+
+def first_per(agent: np.ndarray) -> np.ndarray:
+    """Positions of the first row of each agent among rows grouped by agent."""
+    return np.flatnonzero(np.r_[True, agent[1:] != agent[:-1]]) if len(agent) else np.zeros(0, dtype=np.int64)
+
+
+class FixedSwarm(WaggleRuntime):
+    field = True
+
+    def __init__(self, params: dict[str, Any], rng: Streams, adapter: Any):
+        super().__init__(params, rng, adapter)
+        gate = params["gate"]
+        self.gate = gates.Gate(int(gate["channels"]), int(gate["support"]), float(gate["coherence"]))
+        self.written: dict[int, tuple[int, int]] = {}  # agent * KEY + claim -> (round, direction) it last wrote
+        self.relayed: set[int] = set()  # agent * KEY + claim it has relayed
+        self.challenged: set[int] = set()  # agent * KEY + claim it has challenged
+
+    def law(self, c: Context) -> Decisions:
+        adapter, live = self.adapter, c.live
+        d = Decisions.private(c.proposal.action)
+        grouped = gates.claims(c.incident.receiver, c.incident.traces)
+        on = live[grouped.agent] if len(grouped.agent) else np.zeros(0, dtype=bool)
+
+        refuted = np.zeros(len(grouped.agent), dtype=bool)
+        if on.any():
+            refuted[on] = adapter.refutes(c.observation, grouped.agent[on], grouped.claim[on])
+        chosen = np.full(len(live), False)
+        self._challenge(c, d, grouped, on, refuted, chosen)
+        self._deposit(c, d, chosen)
+        self._relay(c, d, chosen)
+
+        ready = grouped.ready(self.gate) & on & ~refuted  # verified-conflict inhibition
+        if ready.any():
+            ready &= adapter.wants(c.observation, grouped.agent, grouped.claim)
+        best = np.flatnonzero(ready)
+        if len(best):
+            best = best[np.lexsort((-grouped.support[best], grouped.agent[best]))]
+            best = best[first_per(grouped.agent[best])]
+            d.commit[grouped.agent[best], 0] = grouped.claim[best]
+            d.commit[grouped.agent[best], 1] = np.minimum(BIN_MAX, grouped.support[best] // 4)
+        return d
+
+    def _challenge(
+        self, c: Context, d: Decisions, grouped: gates.Claims, on: np.ndarray, refuted: np.ndarray, chosen: np.ndarray
+    ) -> None:
+        if not len(grouped.agent):
+            return
+        own = keys(c.evidence.agent, c.evidence.claim)
+        kind = self.adapter.kind(grouped.agent, grouped.claim)
+        # a claim is contradicted when the agent holds or sees another claim of the same kind
+        agent_kind = np.concatenate(
+            [keys(grouped.agent, kind), keys(c.evidence.agent, self.adapter.kind(c.evidence.agent, c.evidence.claim))]
+        )
+        claim_of = np.concatenate([grouped.claim, c.evidence.claim])
+        pairs = np.unique(np.stack([agent_kind, claim_of], axis=1), axis=0)
+        kinds, distinct = np.unique(pairs[:, 0], return_counts=True)
+        contested = np.isin(keys(grouped.agent, kind), kinds[distinct > 1])
+        held = keys(grouped.agent, grouped.claim)
+        open_ = on & (grouped.conflict == 0) & ~np.isin(held, own) & ~np.isin(held, list(self.challenged))
+        rows = np.flatnonzero((contested | refuted) & open_)
+        verified = refuted[rows]
+        c.count("unverified_challenges_blocked", grouped.agent[rows[~verified]])
+        rows = rows[verified]
+        if not len(rows):
+            return
+        c.count("challenges_verified", grouped.agent[rows])
+        c.count("candidate_writes", grouped.agent[rows])
+        rows = rows[first_per(grouped.agent[rows])]
+        agent = grouped.agent[rows]
+        self.challenged.update(held[rows].tolist())
+        d.deposit[agent] = np.stack(
+            [np.zeros(len(rows), np.int64), grouped.claim[rows]]
+            + [np.full(len(rows), v) for v in (BIN_MAX, BIN_MAX, BIN_MAX, int(self.params["ttl"]), NONE)],
+            axis=1,
+        )
+        chosen[agent] = True
+        c.count("challenges", agent)
+
+    def _deposit(self, c: Context, d: Decisions, chosen: np.ndarray) -> None:
+        ev = c.evidence
+        rows = first_per(ev.agent)
+        rows = rows[c.live[ev.agent[rows]]]
+        c.count("deposit_candidates", ev.agent[rows])
+        c.count("candidate_writes", ev.agent[rows])
+        refresh, once = int(self.params["refresh_rounds"]), bool(self.params["event_once"])
+        for row in rows.tolist():
+            agent, claim, direction = int(ev.agent[row]), int(ev.claim[row]), int(ev.direction[row])
+            key = agent * (1 << 32) + claim
+            last = self.written.get(key)
+            novelty = BIN_MAX
+            if last is not None:
+                repeat = last[1] == direction
+                stale = c.step - last[0] >= refresh
+                if (not ev.moving[row] and once) or (repeat and not stale):
+                    c.count("spatial_repeats_blocked", [agent])
+                    continue
+                if repeat:
+                    c.count("refreshes", [agent])
+                novelty = BIN_MAX // 2
+            if chosen[agent]:
+                continue
+            self.written[key] = (c.step, direction)
+            d.deposit[agent] = (0, claim, novelty, BIN_MAX, 0, int(self.params["ttl"]), direction)
+            chosen[agent] = True
+
+    def _relay(self, c: Context, d: Decisions, chosen: np.ndarray) -> None:
+        traces, receiver = c.incident.traces, c.incident.receiver
+        if not len(traces):
+            return
+        own = keys(c.evidence.agent, c.evidence.claim)
+        held = keys(receiver, traces[:, CLAIM])
+        open_ = (
+            c.live[receiver]
+            & (traces[:, CONFLICT] == 0)
+            & (traces[:, SUPPORT] >= int(self.params["relay_min_support"]))
+            & (traces[:, NOVELTY] >= 1)
+            & (traces[:, TTL] >= 2)
+            & ~np.isin(held, own)
+            & ~np.isin(held, [*self.relayed, *self.written])
+        )
+        rows = np.flatnonzero(open_)
+        rows = rows[np.lexsort((-traces[rows, SUPPORT], receiver[rows]))]
+        rows = rows[first_per(receiver[rows])]  # each agent's strongest
+        agent = receiver[rows]
+        c.count("candidate_writes", agent)
+        route = c.proposal.route[agent]
+        c.count("relay_candidates_route_active", agent[route])
+        # private-route protection: an agent on its own route does not pass on a rival claim of its kind
+        own_kinds = keys(c.evidence.agent, self.adapter.kind(c.evidence.agent, c.evidence.claim))
+        rival = route & np.isin(keys(agent, self.adapter.kind(agent, traces[rows, CLAIM])), own_kinds)
+        c.count("relays_silenced", agent[rival])
+        keep = ~rival & ~chosen[agent]
+        rows, agent = rows[keep], agent[keep]
+        relay = traces[rows].copy()
+        relay[:, 0] = 0
+        relay[:, [NOVELTY, SUPPORT, TTL]] -= 1
+        d.deposit[agent] = relay
+        chosen[agent] = True
+        self.relayed.update(keys(agent, relay[:, CLAIM]).tolist())

@@ -1,0 +1,15 @@
+"""The `nativemsg` control: every agent follows its private proposal and sends the task-native messages
+its local rule sends, over the task's own contacts ("NativeMsg exchanges transient task-native messages
+over the same local contacts, without a separate persistent semantic field, quorum, or commitment
+mechanism"), on the Waggle runtime.
+
+Standard library only: the Snakefile reads this declaration at parse time.
+"""
+
+from hivebench.agents.waggle import WaggleHooks
+from hivebench.method import Method, MethodImpl
+
+METHOD = Method(
+    name="nativemsg",
+    impl=MethodImpl("hivebench.agents.nativemsg.policy:NativeMsg", version=1, adapted=True, hooks=WaggleHooks()),
+)

@@ -1,0 +1,15 @@
+"""NativeMsg: the private proposal, and the task-native message the local rule sends with it."""
+
+from __future__ import annotations
+
+from hivebench.agents.waggle.records import Decisions
+from hivebench.agents.waggle.runtime import Context, WaggleRuntime
+
+
+class NativeMsg(WaggleRuntime):
+    native = True
+
+    def law(self, context: Context) -> Decisions:
+        decisions = Decisions.private(context.proposal.action)
+        decisions.response = context.proposal.message
+        return decisions

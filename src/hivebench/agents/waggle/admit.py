@@ -1,0 +1,118 @@
+"""The validator: a record's parts checked against the agent's local view, the invalid ones deleted
+(the conservative projection: the action falls back to the private proposal, an inconsistent deposit
+or commitment is dropped), and the record's mode derived.
+
+"The validator derives the mode after checking consistency with the local view. In particular, a relay
+must match incident evidence, a challenge must contain positive conflict, and an abstaining wait cannot
+write or commit." Here:
+
+- the action must be legal for the agent now;
+- a deposit's claim is one the agent sees itself (its evidence) or holds on an incident channel (a
+  relay), never one it has not met; its channel is 0 (every contact) or a handle it holds;
+- a relay's novelty, support and TTL are at most the incident trace's ("relayable without increasing
+  trace components"), its conflict at most what the agent holds on the claim;
+- a trace whose conflict is positive and above what the agent holds on the claim is a challenge: the
+  agent must verify the conflict itself (`Adapter.refutes`);
+- a commitment's claim is one the agent sees or holds;
+- WAIT writes nothing and commits to nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from hivebench.agents.waggle.adapter import Evidence
+from hivebench.agents.waggle.field import Incident
+from hivebench.agents.waggle.records import (
+    CHALLENGE,
+    CHANNEL,
+    CLAIM,
+    CONFLICT,
+    DEPOSIT,
+    NONE,
+    NOVELTY,
+    PRIVATE_WORK,
+    RELAY,
+    SUPPORT,
+    SYNTHESIZE,
+    TTL,
+    WAIT,
+    WAITING,
+    Decisions,
+)
+
+KEY = 1 << 32  # (agent, claim) as one integer: agent * KEY + claim
+
+
+@dataclass(frozen=True)
+class Admitted:
+    decisions: Decisions
+    invalid: np.ndarray  # (agents,) bool: something in the record was deleted or replaced
+    mode: np.ndarray  # (agents,) an index into MODES
+    relay: np.ndarray  # (agents,) bool: its deposit relays incident evidence
+
+
+def keys(agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
+    return agent.astype(np.int64) * KEY + claim
+
+
+def admit(
+    decisions: Decisions,
+    proposal: np.ndarray,
+    legal: np.ndarray,
+    evidence: Evidence,
+    incident: Incident,
+    refutes,  # (agent, claim) -> bool, the adapter's
+    handles: np.ndarray,  # sorted agent * KEY + handle of every channel an agent holds
+) -> Admitted:
+    d = replace(
+        decisions, action=decisions.action.copy(), deposit=decisions.deposit.copy(), commit=decisions.commit.copy()
+    )
+    agents = np.arange(len(d.action))
+    illegal = ~legal[agents, d.action]
+    d.action[illegal] = proposal[illegal]
+
+    own = np.unique(keys(evidence.agent, evidence.claim))
+    held = keys(incident.receiver, incident.traces[:, CLAIM])
+    order = np.argsort(held, kind="stable")
+    held, traces = held[order], incident.traces[order]
+    group, first = np.unique(held, return_index=True)
+    most = np.maximum.reduceat(traces, first, axis=0) if len(held) else traces[:0]
+
+    writer = np.flatnonzero(d.deposits)
+    trace = d.deposit[writer]
+    key = keys(writer, trace[:, CLAIM])
+    seen = np.isin(key, own)
+    at = np.minimum(np.searchsorted(group, key), max(len(group) - 1, 0))
+    in_field = (group[at] == key) if len(group) else np.zeros(len(key), dtype=bool)
+    bound = most[at] if len(group) else np.zeros_like(trace)
+    # conflict beyond what the agent holds on the claim is its own challenge; a relay passes on what it holds
+    challenge = (trace[:, CONFLICT] > 0) & ~(in_field & (trace[:, CONFLICT] <= bound[:, CONFLICT]))
+    relay = ~seen & in_field & ~challenge
+    within = (trace[:, [NOVELTY, SUPPORT, TTL]] <= bound[:, [NOVELTY, SUPPORT, TTL]]).all(axis=1)
+    verified = np.ones(len(writer), dtype=bool)
+    if challenge.any():
+        verified[challenge] = refutes(writer[challenge], trace[challenge, CLAIM])
+    channel_ok = (trace[:, CHANNEL] == 0) | np.isin(keys(writer, trace[:, CHANNEL]), handles)
+    ok = (seen | in_field) & (~relay | within) & verified & channel_ok & (d.intent[writer] != WAIT)
+    d.deposit[writer[~ok]] = NONE
+
+    committer = np.flatnonzero(d.commit[:, 0] != NONE)
+    ckey = keys(committer, d.commit[committer, 0])
+    cok = (np.isin(ckey, own) | np.isin(ckey, group)) & (d.intent[committer] != WAIT)
+    d.commit[committer[~cok]] = NONE
+
+    invalid = illegal.copy()
+    invalid[writer[~ok]] = True
+    invalid[committer[~cok]] = True
+    is_relay = np.zeros(len(agents), dtype=bool)
+    is_relay[writer[ok & relay]] = True
+    mode = np.full(len(agents), PRIVATE_WORK)
+    mode[d.intent == WAIT] = WAITING
+    mode[d.deposits] = DEPOSIT
+    mode[is_relay] = RELAY
+    mode[d.commit[:, 0] != NONE] = SYNTHESIZE
+    mode[d.deposits & (d.deposit[:, CONFLICT] > 0)] = CHALLENGE
+    return Admitted(d, invalid, mode, is_relay)

@@ -1,0 +1,292 @@
+"""The Waggle runtime: everything around the local controller, fixed across a study. Each round it
+asks the suite's adapter for every agent's private proposal and own evidence, delivers the trace
+field's staged writes over the contacts after the environment update, has the law (a control's rule,
+or a controller reading six-part local views) decide one record per agent, admits the records
+(hivebench.agents.waggle.admit), compiles them into native actions, stages their deposits and keeps
+each agent's commitment.
+
+"The runtime deterministically resolves the concrete native move from the validated record and local
+state" (the fixed native action compilation):
+
+- WAIT: the wait action; PRIVATE: the record's task action;
+- FIELD: along the heading of the agent's commitment on its incident channels (the support-weighted
+  sum of their directions), or the task action where there is none or the way is shut;
+- AUTO (no intent): FIELD when the agent holds a commitment and its proposal follows no evidence of its
+  own, else the task action.
+
+A commitment decays: its confidence falls by one every `decay_rounds` rounds unless the gate renews it,
+and it ends at zero; verified conflict on its claim reopens it at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.agents.waggle import gate as gates
+from hivebench.agents.waggle.adapter import Adapter, Evidence, Proposal
+from hivebench.agents.waggle.admit import Admitted, admit, keys
+from hivebench.agents.waggle.field import Incident, TraceField
+from hivebench.agents.waggle.records import (
+    AUTO,
+    CLAIM,
+    COMPASS,
+    CONFLICT,
+    FIELD,
+    MODES,
+    NONE,
+    WAIT,
+    Decisions,
+    from_json,
+)
+from hivebench.agents.waggle.view import budget_bin, local_view
+from hivebench.engine.api import Policy
+from hivebench.engine.block import Block
+from hivebench.seeding import Streams
+
+# The telemetry every episode's summary holds (the paper's Table 11 counters and the rest)
+COUNTERS = (
+    "candidate_writes",
+    "writes_kept",
+    "deposit_candidates",
+    "spatial_repeats_blocked",
+    "refreshes",
+    "challenges",
+    "challenges_verified",
+    "unverified_challenges_blocked",
+    "relay_candidates_route_active",
+    "relays_silenced",
+    "commits",
+    "reopenings",
+    "commitments_expired",
+    "invalid_records",
+    "native_deliveries",
+)
+
+
+class Context:
+    """What a law decides from in one round (every agent of the block)."""
+
+    def __init__(
+        self, runtime: WaggleRuntime, observation: Any, proposal: Proposal, evidence: Evidence, incident: Incident
+    ):
+        self.runtime, self.observation = runtime, observation
+        self.proposal, self.evidence, self.incident = proposal, evidence, incident
+        self.step, self.rounds = runtime.adapter.budget(observation)
+        self.live = runtime.adapter.live(observation)
+
+    def count(self, name: str, agents: np.ndarray) -> None:
+        """Add one to an episode's counter for each of `agents` (block agents, repeats counted)."""
+        self.runtime.counters[name] += self.runtime.block.per_episode(agents=np.asarray(agents, dtype=np.int64))
+
+
+class WaggleRuntime(Policy):
+    """A method on the Waggle runtime: `native` hears and sends the task's own messages, `field`
+    writes on the trace field; `law` makes each round's records."""
+
+    native = False
+    field = False
+
+    def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
+        self.params, self.rng, self.adapter = params, rng, adapter
+        self.block: Block | None = None
+
+    def law(self, context: Context) -> Decisions:
+        return Decisions.private(context.proposal.action)
+
+    def _start(self, observation: Any) -> None:
+        agents = len(self.adapter.live(observation))
+        self.block = Block(agents // len(self.rng), len(self.rng))
+        self.adapter.start(observation, self.rng.seeds, self.rng.child("adapter"), self.params)
+        self.trace_field = TraceField(self.block, self.rng.child("field")) if self.field else None
+        self.commitment = np.full((agents, 2), NONE, dtype=np.int64)  # claim, confidence
+        self.renewed = np.zeros(agents, dtype=np.int64)  # the round the commitment was last made or renewed
+        self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS}
+        self.modes: list[np.ndarray] = []  # per round, each agent's mode (-1: no decision)
+        self.incident_sizes: list[np.ndarray] = []
+
+    def decide(self, observation: Any) -> Any:
+        if self.block is None:
+            self._start(observation)
+        adapter = self.adapter
+        proposal = adapter.proposal(observation, native=self.native)
+        evidence = adapter.evidence(observation)
+        incident = self._update(observation)
+        context = Context(self, observation, proposal, evidence, incident)
+        if self.native:
+            context.count("native_deliveries", adapter.heard(observation))
+        self._reopen(context)
+        admitted = self._admit(context, self.law(context))
+        action = self._compile(context, admitted.decisions)
+        self._commit(context, admitted.decisions)
+        live = context.live
+        mode = np.where(live, admitted.mode, -1)
+        self.modes.append(mode)
+        self.incident_sizes.append(np.bincount(incident.receiver, minlength=len(live)).astype(np.int16))
+        d = admitted.decisions
+        writers = np.flatnonzero(d.deposits & live)
+        context.count("writes_kept", writers)
+        context.count("invalid_records", np.flatnonzero(admitted.invalid & live))
+        if self.trace_field is not None:
+            self.trace_field.send(context.step, (writers, d.deposit[writers]))
+        messages = d.response if self.native else None
+        if messages is not None:
+            messages = pa.array(np.where(live, messages.to_numpy(zero_copy_only=False), None), pa.string())
+        return adapter.act(observation, action, messages)
+
+    def _update(self, observation: Any) -> Incident:
+        """The field after this local update (empty without one)."""
+        if self.trace_field is None:
+            return Incident(np.zeros((0, 9), dtype=np.int64))
+        return self.trace_field.deliver(self.adapter.contacts(observation))
+
+    def _handles(self) -> np.ndarray:
+        if self.trace_field is None:
+            return np.zeros(0, dtype=np.int64)
+        agents = self.block.agents
+        return np.sort(keys(self.trace_field.pairs // agents, self.trace_field.handles))
+
+    def _admit(self, context: Context, decisions: Decisions) -> Admitted:
+        return admit(
+            decisions,
+            context.proposal.action,
+            self.adapter.legal(context.observation),
+            context.evidence,
+            context.incident,
+            lambda agent, claim: self.adapter.refutes(context.observation, agent, claim),
+            self._handles(),
+        )
+
+    def _reopen(self, context: Context) -> None:
+        """Verified conflict on a commitment reopens it; one not renewed decays and expires."""
+        held = np.flatnonzero(self.commitment[:, 0] != NONE)
+        if not len(held):
+            return
+        claim = self.commitment[held, 0]
+        rows, challenged = context.incident.traces, context.incident.traces[:, CONFLICT] > 0
+        conflicted = np.isin(keys(held, claim), keys(context.incident.receiver[challenged], rows[challenged, CLAIM]))
+        refuted = self.adapter.refutes(context.observation, held, claim) | conflicted
+        unwanted = ~self.adapter.wants(context.observation, held, claim)
+        context.count("reopenings", held[refuted])
+        self.commitment[held[refuted | unwanted]] = NONE
+        decay = int(self.params["decay_rounds"])
+        old = held[~refuted & ~unwanted]
+        falls = old[(context.step - self.renewed[old]) % decay == decay - 1]
+        self.commitment[falls, 1] -= 1
+        ended = falls[self.commitment[falls, 1] < 0]
+        context.count("commitments_expired", ended)
+        self.commitment[ended] = NONE
+
+    def _commit(self, context: Context, d: Decisions) -> None:
+        committing = np.flatnonzero((d.commit[:, 0] != NONE) & context.live)
+        new = committing[self.commitment[committing, 0] != d.commit[committing, 0]]
+        context.count("commits", new)
+        self.commitment[committing] = d.commit[committing]
+        self.renewed[committing] = context.step
+
+    def _compile(self, context: Context, d: Decisions) -> np.ndarray:
+        """The native actions of the admitted records (the fixed compilation)."""
+        action = d.action.copy()
+        action[d.intent == WAIT] = self.adapter.wait
+        commitment = np.where((d.commit[:, 0] != NONE)[:, None], d.commit, self.commitment)
+        field = (d.intent == FIELD) | ((d.intent == AUTO) & (commitment[:, 0] != NONE) & ~context.proposal.route)
+        field &= commitment[:, 0] != NONE
+        movers = np.flatnonzero(field)
+        if len(movers):
+            heading = self._heading(context.incident, movers, commitment[movers, 0])
+            towards = self.adapter.towards(context.observation, movers, heading)
+            towards = np.where((heading == 0).all(axis=1), -1, towards)
+            action[movers] = np.where(towards >= 0, towards, action[movers])
+        return action
+
+    @staticmethod
+    def _heading(incident: Incident, agents: np.ndarray, claims: np.ndarray) -> np.ndarray:
+        """(agents, 2): the support-weighted sum of the directions of each agent's incident traces of its claim."""
+        grouped = gates.claims(incident.receiver, incident.traces)
+        out = np.zeros((len(agents), 2))
+        if not len(grouped.agent):
+            return out
+        found = np.searchsorted(keys(grouped.agent, grouped.claim), keys(agents, claims))
+        found = np.minimum(found, len(grouped.agent) - 1)
+        hit = (grouped.agent[found] == agents) & (grouped.claim[found] == claims)
+        out[hit] = grouped.heading[found[hit]]
+        return out
+
+    def columns(self, episode: int) -> dict[str, Any]:
+        """Per (state, agent): the mode of the record that led to the state ("" at state 0 and for an
+        agent without a decision) and how many traces it held when it decided."""
+        n = self.block.n
+        own = slice(episode * n, (episode + 1) * n)
+        modes = np.concatenate([np.full(n, -1), *(m[own] for m in self.modes)]).astype(np.int32)
+        held = np.concatenate([np.zeros(n, np.int16), *(h[own] for h in self.incident_sizes)])
+        return {
+            "mode": pa.DictionaryArray.from_arrays(pa.array(modes + 1), pa.array(["", *MODES])),
+            "incident": held,
+        }
+
+    def summary(self, episode: int) -> dict[str, Any]:
+        counts = {name: int(values[episode]) for name, values in self.counters.items()}
+        if self.trace_field is not None:
+            counts |= self.trace_field.counts(episode)
+        delivered = counts["native_deliveries"] + counts.get("trace_deliveries", 0)
+        return {**counts, "delivered_per_agent": delivered / self.block.n, "model_calls": 0, "model_tokens": 0}
+
+    def tables(self, episode: int) -> dict[str, Any]:
+        return self.trace_field.tables(episode) if self.trace_field is not None else {}
+
+
+def private_evidence(context: Context) -> dict[int, list[dict[str, Any]]]:
+    """Per agent, its own evidence as its view shows it: each claim it sees ({claim, direction?},
+    nearest of what it wants first), then each incident claim its own view refutes ({claim, refuted})."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    ev = context.evidence
+    for agent, claim, direction in zip(ev.agent.tolist(), ev.claim.tolist(), ev.direction.tolist()):
+        item: dict[str, Any] = {"claim": claim}
+        if direction != NONE:
+            item["direction"] = COMPASS[direction]
+        out.setdefault(agent, []).append(item)
+    held = np.unique(np.stack([context.incident.receiver, context.incident.traces[:, CLAIM]], axis=1), axis=0)
+    if len(held):
+        refuted = context.runtime.adapter.refutes(context.observation, held[:, 0], held[:, 1])
+        for agent, claim in held[refuted].tolist():
+            out.setdefault(agent, []).append({"claim": claim, "refuted": True})
+    return out
+
+
+class ViewRuntime(WaggleRuntime):
+    """A law that reads each live agent's six-part local view (hivebench.agents.waggle.view) and
+    returns its record as JSON (a controller): `reply` maps the round's views to records, one per
+    view; a record that is not the canonical schema becomes its agent's private proposal, counted as
+    invalid."""
+
+    field = True
+
+    def reply(self, views: list[dict[str, Any]]) -> list[Any]:
+        raise NotImplementedError
+
+    def law(self, context: Context) -> Decisions:
+        adapter, obs = self.adapter, context.observation
+        live = np.flatnonzero(context.live)
+        budget = budget_bin(context.step, context.rounds)
+        starts = np.searchsorted(context.incident.receiver, live)
+        stops = np.searchsorted(context.incident.receiver, live, side="right")
+        evidence = private_evidence(context)
+        views = [
+            local_view(
+                adapter.contract(obs, agent),
+                {**adapter.private_state(obs, agent), "evidence": evidence.get(agent, [])},
+                adapter.actions[int(context.proposal.action[agent])],
+                context.incident.traces[start:stop],
+                self.commitment[agent],
+                budget,
+            )
+            for agent, start, stop in zip(live.tolist(), starts.tolist(), stops.tolist())
+        ]
+        records: list[Any] = [None] * len(context.live)
+        for agent, record in zip(live.tolist(), self.reply(views)):
+            records[agent] = record
+        decisions, errors = from_json(records, adapter.actions, context.proposal.action)
+        context.count("invalid_records", [a for a, e in enumerate(errors) if e is not None])
+        return decisions

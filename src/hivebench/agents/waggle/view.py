@@ -1,0 +1,97 @@
+"""An agent's local view as a controller reads it: "exactly six components: a task contract, private
+state, benchmark-native private proposal, incident fields, local commitment, and remaining-budget
+bin", and the check that no identity, roster, population size or global state is in it.
+
+"Recursive schema validation rejects identity, roster, population-size, non-neighbor, global-state,
+and global-transcript keys."
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hivebench.agents.waggle.records import BIN_MAX, COMPASS, DIRECTION, NONE, TRACE_PARTS
+
+PARTS = ("task_contract", "private_state", "worker_proposal", "incident_fields", "local_commitment", "budget_bin")
+FORBIDDEN = frozenset(
+    {
+        "id",
+        "agent",
+        "agent_id",
+        "identity",
+        "name",
+        "index",
+        "rank",
+        "roster",
+        "members",
+        "population",
+        "population_size",
+        "n",
+        "agents",
+        "neighbors",
+        "neighbours",
+        "non_neighbors",
+        "global_state",
+        "world",
+        "positions",
+        "transcript",
+        "global_transcript",
+        "history",
+    }
+)
+
+
+def budget_bin(step: int, rounds: int) -> int:
+    """The remaining rounds in five equal bins: 4 in the episode's first fifth, 0 in its last."""
+    return min(BIN_MAX, (BIN_MAX + 1) * (rounds - step) // max(rounds, 1))
+
+
+def trace_json(trace: np.ndarray) -> dict[str, Any]:
+    record = {part: int(v) for part, v in zip(TRACE_PARTS[:DIRECTION], trace)}
+    if trace[DIRECTION] != NONE:
+        record["direction"] = COMPASS[int(trace[DIRECTION])]
+    return record
+
+
+def local_view(
+    contract: dict[str, Any],
+    private: dict[str, Any],
+    proposal: str,
+    incident: np.ndarray,
+    commitment: np.ndarray,
+    budget: int,
+) -> dict[str, Any]:
+    """The six parts; `incident` (records, 7) in the order the field shuffled them; `commitment`
+    (claim, confidence) or NONE."""
+    view = {
+        "task_contract": contract,
+        "private_state": private,
+        "worker_proposal": proposal,
+        "incident_fields": [trace_json(t) for t in incident],
+        "local_commitment": None
+        if commitment[0] == NONE
+        else {"claim": int(commitment[0]), "confidence_bin": int(commitment[1])},
+        "budget_bin": budget,
+    }
+    forbidden = forbidden_keys(view)
+    if forbidden:
+        raise ValueError(f"a local view holds forbidden keys: {forbidden}")
+    return view
+
+
+def forbidden_keys(value: Any, path: str = "") -> list[str]:
+    """Every key at any depth of `value` that would tell an agent who it is, who else there is, how
+    many, or the global state (paths like `private_state.agents`)."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if str(key).lower() in FORBIDDEN:
+                found.append(where)
+            found += forbidden_keys(item, where)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found += forbidden_keys(item, f"{path}[{i}]")
+    return found

@@ -1,0 +1,77 @@
+"""The interface-matched controls (nocomm, nativemsg, fixedswarm) as methods: the conformance checks on
+every SwarmBench task, what each sends, the `traces` side table, and the config errors for a suite
+without a Waggle adapter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hivebench.config import ConfigError, validate
+from hivebench.engine import conformance
+from hivebench.engine.loop import play_block
+from hivebench.suites.swarmbench import TASKS
+
+CONTROLS = ["nocomm", "nativemsg", "fixedswarm"]
+
+
+@pytest.mark.parametrize("kind", CONTROLS)
+def test_each_control_passes_the_conformance_checks(kind):
+    cells = conformance.example_cells("swarmbench", kind, seeds=3)
+    assert conformance.cell_problems(cells) == []
+
+
+def play(task: str, kind: str, seeds=(0, 1), n: int = 12, rounds: int = 30):
+    cells = conformance.example_cells("swarmbench", kind, seeds=len(seeds), population=n)
+    for cell in cells:
+        cell["task"]["params"] = {**cell["task"]["params"], "task": task, "rounds": rounds}
+    return play_block(cells)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_nocomm_sends_nothing_and_fixedswarm_writes_only_traces(task):
+    for record in play(task, "nocomm"):
+        assert record.summary["messages"] == 0 and record.summary["delivered_per_agent"] == 0
+        assert "traces" not in record.tables
+    for record in play(task, "fixedswarm"):
+        assert record.summary["messages"] == 0  # nothing on the task's own medium
+        traces = record.table("traces")
+        assert traces.num_rows == record.summary["trace_deliveries"]
+        assert record.summary["delivered_per_agent"] == record.summary["trace_deliveries"] / 12
+        assert record.summary["model_calls"] == 0 and record.summary["invalid_records"] == 0
+        if task in ("pursuit", "foraging", "transport") and traces.num_rows:
+            assert set(traces.column_names) >= {"step", "writer", "receiver", "channel", "claim", "ttl"}
+            assert (np.array(traces["ttl"]) >= 1).all() and (np.array(traces["support"]) <= 4).all()
+
+
+def test_nativemsg_sends_the_heuristics_messages_over_the_tasks_contacts():
+    records = play("pursuit", "nativemsg", seeds=(0, 1, 2))
+    assert sum(r.summary["messages"] for r in records) > 0
+    for record in records:
+        decided = np.asarray(record.agents["step"]) < 30  # the last state's messages reach no decision
+        heard = int(np.sum(np.asarray(record.agents["heard"])[decided]))
+        assert record.summary["native_deliveries"] == heard  # what the task delivered, counted by receivers
+
+
+def test_fixedswarm_keeps_the_papers_counters_consistent():
+    for task in ("pursuit", "foraging", "transport"):
+        for record in play(task, "fixedswarm", seeds=(0, 1, 2), n=16, rounds=60):
+            s = record.summary
+            assert s["writes_kept"] == s["traces_written"] <= s["candidate_writes"]
+            assert s["spatial_repeats_blocked"] <= s["deposit_candidates"]
+            assert s["challenges"] <= s["challenges_verified"]
+            assert s["relays_silenced"] <= s["relay_candidates_route_active"]
+            modes = record.agents["mode"].to_pylist()
+            written = sum(m in ("deposit", "relay", "challenge") for m in modes)
+            assert written <= s["writes_kept"] <= written + modes.count("synthesize")  # a commit outranks its write
+
+
+@pytest.mark.parametrize("kind", CONTROLS)
+def test_a_control_on_a_suite_without_an_adapter_is_a_config_error(kind):
+    config = {
+        "tasks": {"ring": {"kind": "coloring"}},
+        "methods": {"control": {"kind": kind}},
+        "studies": {"s": {"tasks": ["ring"], "methods": ["control"], "populations": [3], "seeds": 1}},
+    }
+    with pytest.raises(ConfigError, match="methods.control.kind: the Waggle runtime has no adapter for loopbench"):
+        validate(config, "controls.yaml")
