@@ -272,7 +272,8 @@ def test_messages_reach_the_agents_within_reach_next_round_cut_to_size_and_count
     game = SwarmTask({**PARAMS, "task": "synchronization", "rounds": 2}, 8)
     game.reset([1])
     game.step(SwarmActions(np.zeros(8, dtype=np.int8), pa.array(["hi"] + [None] * 7, pa.string())))
-    receivers, _ = game.inbox
+    receivers, _, senders = game.inbox
+    assert (senders == 0).all()
     position = game.worlds.position
     near = np.abs(position - position[0]).max(axis=1) <= 2
     near[0] = False

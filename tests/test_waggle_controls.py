@@ -1,12 +1,13 @@
 """The interface-matched controls (nocomm, nativemsg, fixedswarm) as methods: the conformance checks on
-every SwarmBench task, what each sends, the `traces` side table, and the config errors for a suite
-without a Waggle adapter."""
+SwarmBench and Silo-Bench, what each sends, the `traces` side table, and the config errors for a
+suite without a Waggle adapter and for Silo-Bench off p2p ports."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine import conformance
 from hivebench.engine.loop import play_block
@@ -37,6 +38,7 @@ def test_nocomm_sends_nothing_and_fixedswarm_writes_only_traces(task):
         assert record.summary["messages"] == 0  # nothing on the task's own medium
         traces = record.table("traces")
         assert traces.num_rows == record.summary["trace_deliveries"]
+        assert record.summary["delivered_frames"] == record.summary["trace_deliveries"]  # one trace per frame
         assert record.summary["delivered_per_agent"] == record.summary["trace_deliveries"] / 12
         assert record.summary["model_calls"] == 0 and record.summary["invalid_records"] == 0
         if task in ("pursuit", "foraging", "transport") and traces.num_rows:
@@ -75,3 +77,43 @@ def test_a_control_on_a_suite_without_an_adapter_is_a_config_error(kind):
     }
     with pytest.raises(ConfigError, match="methods.control.kind: the Waggle runtime has no adapter for loopbench"):
         validate(config, "controls.yaml")
+
+
+SILO = {"kind": "silobench", "task": ["I-09", "II-11", "III-23"], "topology": "regular3", "rounds": 9}
+
+
+def silo_records(kind: str, n: int = 8, seeds: int = 3, task: dict | None = None) -> list:
+    config = {
+        "tasks": {"silo": task or SILO},
+        "methods": {"m": {"kind": kind}},
+        "studies": {"s": {"tasks": ["silo"], "methods": ["m"], "populations": [n], "seeds": seeds}},
+    }
+    blocks = expand_blocks(validate(config, "silo.yaml"), "silo.yaml")["s"]
+    return [record for block in blocks for record in play_block(list(block.cells()))]
+
+
+@pytest.mark.parametrize("kind", CONTROLS)
+def test_each_control_passes_the_conformance_checks_on_silobench(kind):
+    cells = conformance.example_cells("silobench", kind, seeds=3, task={"protocol": "p2p", "topology": "regular3"})
+    assert conformance.cell_problems(cells) == []
+
+
+def test_on_silobench_nocomm_answers_as_local_and_the_talking_controls_as_the_flood():
+    local, nocomm = silo_records("local"), silo_records("nocomm")
+    assert [r.summary["partial"] for r in nocomm] == [r.summary["partial"] for r in local]
+    assert all(r.summary["messages"] == 0 for r in nocomm)
+    for kind in ("nativemsg", "fixedswarm"):
+        records = silo_records(kind)
+        assert [r.summary["success"] for r in records] == [r.summary["success"] for r in silo_records("distributed")]
+        for record in records:
+            s = record.summary
+            frames = s["delivered_frames"]
+            assert s["native_deliveries"] <= frames <= s["native_deliveries"] + s.get("trace_deliveries", 0)
+            assert s["delivered_per_agent"] == frames / 8
+
+
+def test_the_waggle_controls_run_silobench_on_p2p_ports_only():
+    for protocol in ("broadcast", "store"):
+        task = {**SILO, "protocol": protocol, "topology": "complete" if protocol == "store" else "regular3"}
+        with pytest.raises(ConfigError, match=f"protocol: {protocol}: the Waggle runtime runs Silo-Bench on p2p ports"):
+            silo_records("fixedswarm", task=task)

@@ -48,13 +48,13 @@ class Script:
     def legal(self, step: int) -> np.ndarray:
         return np.ones((self.n, 2), dtype=bool)
 
-    def heard(self, step: int) -> np.ndarray:
-        return np.zeros(0, dtype=np.int64)
+    def heard(self, step: int) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
     def budget(self, step: int) -> tuple[int, int]:
         return step, self.rounds
 
-    def proposal(self, step: int, native: bool) -> Proposal:
+    def proposal(self, step: int, medium: str) -> Proposal:
         route = np.isin(np.arange(self.n), list(self.route))
         return Proposal(np.zeros(self.n, dtype=np.int64), route)
 
@@ -79,7 +79,7 @@ class Script:
     def towards(self, step: int, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
         return np.full(len(agent), UP)
 
-    def act(self, step: int, action: np.ndarray, messages: pa.StringArray | None) -> np.ndarray:
+    def act(self, step: int, action: np.ndarray, messages: pa.StringArray | None, incident: Any) -> np.ndarray:
         self.acted.append(action)
         return action
 

@@ -150,3 +150,82 @@ def test_the_scripted_controller_saw_only_six_part_views_without_forbidden_keys(
     for view in Scripted.views_seen:
         assert forbidden_keys(view) == []
         assert len(view) == 6
+
+
+# Silo-Bench: an agent's label is its index: relabelling by sigma gives agent sigma(i) agent i's shard
+# and ports (the graph carried with it). A message cap no flood reaches keeps the packing (in owner
+# order) out of it.
+SILO_TASKS = ("I-09", "II-11", "III-23", "I-04", "III-26")
+
+
+def silo_cells(task: str, method: dict[str, Any]) -> list[dict[str, Any]]:
+    config = {
+        "tasks": {
+            "t": {"kind": "silobench", "task": task, "topology": "regular3", "rounds": 9, "message_chars": 10**6}
+        },
+        "methods": {"m": method},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [5]}},
+    }
+    return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
+
+
+def play_silo(cell_list, monkeypatch, sigma: np.ndarray, policy=None):
+    from hivebench.engine.block import GraphBlock, csr
+    from hivebench.suites.silobench import task as silo_task
+    from hivebench.suites.silobench.instances import PROBLEMS
+    from hivebench.suites.silobench.network import Topology
+    from hivebench.suites.silobench.problems import Instance
+
+    instance, block = silo_task.instance, silo_task.block
+
+    def relabelled_instance(task, n, seed):
+        inst = instance(task, n, seed)
+        shards = [None] * n
+        for i, shard in enumerate(inst.shards):
+            shards[sigma[i]] = shard
+        return Instance(task, n, tuple(shards), inst.public, PROBLEMS[task].solve(shards, inst.public))
+
+    def relabelled_block(kind, n, seeds):
+        graphs = []
+        for g in block(kind, n, seeds).graphs:
+            edges = np.stack([np.repeat(np.arange(n), np.diff(g.indptr)), g.indices], axis=1)
+            indptr, indices = csr(sigma[edges[edges[:, 0] < edges[:, 1]]], n)
+            graphs.append(Topology(n, indptr, indices, g.diameter))
+        return GraphBlock(graphs)
+
+    monkeypatch.setattr(silo_task, "instance", relabelled_instance)
+    monkeypatch.setattr(silo_task, "block", relabelled_block)
+    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma))
+    if policy is not None:
+        impl = loop.METHODS["fixedswarm"].impl("silobench")
+        monkeypatch.setattr(type(impl), "load", lambda self: policy)
+    try:
+        return loop.play_block(cell_list)[0]
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("task", SILO_TASKS)
+@pytest.mark.parametrize("controller", ["fixedswarm", "scripted"])
+def test_relabelling_a_silobench_episode_relabels_its_records_and_keeps_its_scores(task, controller, monkeypatch):
+    cell_list = silo_cells(task, {"kind": "fixedswarm"})
+    policy = Scripted if controller == "scripted" else None
+    identity, sigma = np.arange(N), np.random.default_rng(7).permutation(N)
+    a = play_silo(cell_list, monkeypatch, identity, policy)
+    b = play_silo(cell_list, monkeypatch, sigma, policy)
+    assert a.summary["success"] == 1.0  # the flood gathers everything in 9 rounds
+    assert a.summary == b.summary
+    # an answer that names agents by index renames with them; the rest is per agent, carried
+    same = [c for c in a.agents if c not in ("answer",)]
+    assert relabel(pa.table({c: a.agents[c] for c in same}), ("agent",), sigma) == relabel(
+        pa.table({c: b.agents[c] for c in same}), ("agent",), identity
+    )
+    assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
+        b.table("traces"), ("writer", "receiver"), identity
+    )
+    # a message's text names the owners of the shards it carries (renamed with them): compared without it
+    untexted = [c for c in a.table("messages").column_names if c != "text"]
+    assert relabel(a.table("messages").select(untexted), ("sender", "receiver"), sigma) == relabel(
+        b.table("messages").select(untexted), ("sender", "receiver"), identity
+    )
+    assert a.summary["traces_written"] > 0

@@ -121,11 +121,15 @@ def example_problems(suite: Suite) -> list[str]:
 
 
 def example_cells(
-    suite: str | Suite, method: str | None = None, seeds: int = 5, population: int | None = None
+    suite: str | Suite,
+    method: str | None = None,
+    seeds: int = 5,
+    population: int | None = None,
+    task: dict[str, Any] | None = None,
 ) -> list[Cell]:
     """The cells of the suite's example under a method kind (default: the example's), seeds 0..seeds-1,
-    at the example's population (or `population`), resolved by the config check as a study's cells are.
-    They differ only in their seed: one job block."""
+    at the example's population (or `population`), its task entry updated by `task`, resolved by the
+    config check as a study's cells are. They differ only in their seed: one job block."""
     declared = registered(suite)
     problems = example_problems(declared)
     if problems:
@@ -133,7 +137,7 @@ def example_cells(
     example = declared.example
     source = f"{declared.name}.example"
     config = {
-        "tasks": {"example": copy.deepcopy(example["task"])},
+        "tasks": {"example": {**copy.deepcopy(example["task"]), **(task or {})}},
         "methods": {"method": {"kind": method or example["method"]}},
         "studies": {
             "conformance": {

@@ -40,7 +40,7 @@ def first_per(agent: np.ndarray) -> np.ndarray:
 
 
 class FixedSwarm(WaggleRuntime):
-    field = True
+    medium = "field"
 
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Any):
         super().__init__(params, rng, adapter)

@@ -7,7 +7,7 @@ from hivebench.agents.waggle.runtime import Context, WaggleRuntime
 
 
 class NativeMsg(WaggleRuntime):
-    native = True
+    medium = "native"
 
     def law(self, context: Context) -> Decisions:
         decisions = Decisions.private(context.proposal.action)

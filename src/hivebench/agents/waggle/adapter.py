@@ -10,7 +10,10 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
+from hivebench.agents.waggle.field import Incident
 from hivebench.seeding import Streams
+
+MEDIA = ("silent", "native", "field")
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,10 @@ class Adapter(Protocol):
     def legal(self, observation: Any) -> np.ndarray:
         """(agents, actions) bool: the native actions each agent may take."""
 
-    def proposal(self, observation: Any, native: bool) -> Proposal:
-        """Every agent's private proposal; `native`: with the task-native messages it hears and sends."""
+    def proposal(self, observation: Any, medium: str) -> Proposal:
+        """Every agent's private proposal, for a method that talks through `medium` (MEDIA): silent
+        (nothing goes out), native (the task's own messages) or field (the trace field, and what the
+        suite's frames carry beside a trace)."""
 
     def contacts(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         """(writer, receiver) block agents that are in contact now (the field's channels)."""
@@ -69,8 +74,9 @@ class Adapter(Protocol):
     def towards(self, observation: Any, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
         """Per agent, the native action along `heading` (east, north), or -1 where none is open."""
 
-    def act(self, observation: Any, action: np.ndarray, messages: pa.StringArray | None) -> Any:
-        """The task's action batch."""
+    def act(self, observation: Any, action: np.ndarray, messages: pa.StringArray | None, incident: Incident) -> Any:
+        """The task's action batch (`incident`: the field the agents decided on, where the suite's
+        compilation reads it)."""
 
     def contract(self, observation: Any, agent: int) -> dict[str, Any]:
         """The task contract of an agent's view: the task, its actions and horizon (no population)."""
@@ -78,8 +84,8 @@ class Adapter(Protocol):
     def private_state(self, observation: Any, agent: int) -> dict[str, Any]:
         """What the agent holds privately: its native local observation and state."""
 
-    def heard(self, observation: Any) -> np.ndarray:
-        """The receiver of every task-native message delivered this round (block agents)."""
+    def heard(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(sender, receiver) of every task-native message delivered this round (block agents)."""
 
     def budget(self, observation: Any) -> tuple[int, int]:
         """(this round, the episode's rounds)."""

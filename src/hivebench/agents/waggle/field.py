@@ -77,6 +77,7 @@ class TraceField:
         self.delivered: list[tuple[int, np.ndarray]] = []  # (step written, rows as delivered)
         self.sent_by: list[tuple[int, np.ndarray]] = []  # (step, writers)
         self.expired = np.zeros(block.episodes, dtype=np.int64)
+        self.arrived = self.rows  # the traces the last update delivered
 
     def send(self, step: int, deposits: tuple[np.ndarray, np.ndarray]) -> None:
         """Stage round `step`'s deposits: writers (m,) and their traces (m, 7), channel as the writer's handle."""
@@ -115,10 +116,12 @@ class TraceField:
         gone = aged[:, 2 + TTL] <= 0
         self.expired += self.block.per_episode(agents=aged[gone, RECEIVER])
         rows = aged[~gone]
+        self.arrived = rows[:0]
         if self.staged is not None:
             (step, writers, traces), self.staged = self.staged, None
             arrived = self._arrivals(writers, traces, writer, receiver, handles)
             self.delivered.append((step, arrived))
+            self.arrived = arrived
             replaced = np.isin(
                 rows[:, RECEIVER] * (1 << 20) + rows[:, 2 + CHANNEL],
                 arrived[:, RECEIVER] * (1 << 20) + arrived[:, 2 + CHANNEL],

@@ -63,6 +63,7 @@ COUNTERS = (
     "commitments_expired",
     "invalid_records",
     "native_deliveries",
+    "delivered_frames",
 )
 
 
@@ -83,11 +84,15 @@ class Context:
 
 
 class WaggleRuntime(Policy):
-    """A method on the Waggle runtime: `native` hears and sends the task's own messages, `field`
-    writes on the trace field; `law` makes each round's records."""
+    """A method on the Waggle runtime, talking through `medium` (hivebench.agents.waggle.adapter.MEDIA):
+    silent, native (the task's own messages) or field (the trace field); `law` makes each round's
+    records."""
 
-    native = False
-    field = False
+    medium = "silent"
+
+    @property
+    def field(self) -> bool:
+        return self.medium == "field"
 
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
         self.params, self.rng, self.adapter = params, rng, adapter
@@ -111,12 +116,11 @@ class WaggleRuntime(Policy):
         if self.block is None:
             self._start(observation)
         adapter = self.adapter
-        proposal = adapter.proposal(observation, native=self.native)
+        proposal = adapter.proposal(observation, self.medium)
         evidence = adapter.evidence(observation)
         incident = self._update(observation)
         context = Context(self, observation, proposal, evidence, incident)
-        if self.native:
-            context.count("native_deliveries", adapter.heard(observation))
+        self._count_deliveries(context)
         self._reopen(context)
         admitted = self._admit(context, self.law(context))
         action = self._compile(context, admitted.decisions)
@@ -131,10 +135,22 @@ class WaggleRuntime(Policy):
         context.count("invalid_records", np.flatnonzero(admitted.invalid & live))
         if self.trace_field is not None:
             self.trace_field.send(context.step, (writers, d.deposit[writers]))
-        messages = d.response if self.native else None
+        messages = d.response if self.medium == "native" else None
         if messages is not None:
             messages = pa.array(np.where(live, messages.to_numpy(zero_copy_only=False), None), pa.string())
-        return adapter.act(observation, action, messages)
+        return adapter.act(observation, action, messages, incident)
+
+    def _count_deliveries(self, context: Context) -> None:
+        """Receiver-delivered messages this round: the task's own, the field's traces, and frames (a
+        sender's task message and trace to one receiver in one round are one frame)."""
+        sender, receiver = self.adapter.heard(context.observation)
+        context.count("native_deliveries", receiver)
+        if self.trace_field is not None:
+            arrived = self.trace_field.arrived
+            sender = np.concatenate([sender, arrived[:, 1]])
+            receiver = np.concatenate([receiver, arrived[:, 0]])
+        frames = np.unique(sender.astype(np.int64) * self.block.agents + receiver)
+        context.count("delivered_frames", frames % self.block.agents)
 
     def _update(self, observation: Any) -> Incident:
         """The field after this local update (empty without one)."""
@@ -230,8 +246,12 @@ class WaggleRuntime(Policy):
         counts = {name: int(values[episode]) for name, values in self.counters.items()}
         if self.trace_field is not None:
             counts |= self.trace_field.counts(episode)
-        delivered = counts["native_deliveries"] + counts.get("trace_deliveries", 0)
-        return {**counts, "delivered_per_agent": delivered / self.block.n, "model_calls": 0, "model_tokens": 0}
+        return {
+            **counts,
+            "delivered_per_agent": counts["delivered_frames"] / self.block.n,
+            "model_calls": 0,
+            "model_tokens": 0,
+        }
 
     def tables(self, episode: int) -> dict[str, Any]:
         return self.trace_field.tables(episode) if self.trace_field is not None else {}
@@ -261,7 +281,7 @@ class ViewRuntime(WaggleRuntime):
     view; a record that is not the canonical schema becomes its agent's private proposal, counted as
     invalid."""
 
-    field = True
+    medium = "field"
 
     def reply(self, views: list[dict[str, Any]]) -> list[Any]:
         raise NotImplementedError

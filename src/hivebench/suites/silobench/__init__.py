@@ -27,7 +27,8 @@ PACKAGE = "hivebench.suites.silobench"
 # holds and multiplies two N x N matrices, also as an oracle.
 LARGEST = {"complete": 500, "regular3": 5_000, "store": 5_000}
 LARGEST_MATRIX = 500
-SHARD_SENDERS = ("distributed", "random")  # the classical methods whose messages carry whole shards
+# the classical methods whose messages carry whole shards (the Waggle controls that talk pass on the flood's)
+SHARD_SENDERS = ("distributed", "random", "nativemsg", "fixedswarm")
 # Bytes per episode of `distributed` and `random`, rounded up from their peak memory (3.5 N^3 at N = 300
 # on the complete topology, p2p, one round; 155 N^2 at N = 1,500 on regular3, 9 rounds): N^3 for the
 # shard rows of a complete round's deliveries, N^2 for an adjacency and every agent's holdings and per
@@ -125,6 +126,12 @@ class SiloHooks(TaskHooks):
         return instance + rows + (SQUARE_BYTES + ROUND_BYTES * rounds) * n**2 + text
 
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
+        from hivebench.registry import METHODS  # the registry imports this package: not at import time
+
+        if METHODS[method].impl("silobench").adapted and (params["oracle"] or params["protocol"] != "p2p"):
+            setting = "oracle: true" if params["oracle"] else f"protocol: {params['protocol']}"
+            yield f"{setting}: the Waggle runtime runs Silo-Bench on p2p ports (a method of kind {method} cannot)"
+            return
         if params["oracle"] or method not in SHARD_SENDERS:  # local sends nothing; an LLM's text is cut and counted
             return
         task = params["task"]
@@ -182,4 +189,5 @@ SUITE = Suite(
         "silobench_scaling.png",
     ),
     population_tables=("populations",),
+    waggle=f"{PACKAGE}.waggle:SiloAdapter",
 )

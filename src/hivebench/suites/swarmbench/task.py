@@ -66,6 +66,7 @@ class SwarmViews:
     present: np.ndarray  # (agents,) False once an agent has left the map (Transport)
     heard_by: np.ndarray  # (messages,) the receiving agent of each message delivered this round
     heard: pa.StringArray  # (messages,) its text
+    heard_from: np.ndarray  # (messages,) its sender (for the record, not for the agent: messages are anonymous)
     state: dict[str, np.ndarray]  # per agent: light (Synchronization), carrying (Foraging), ...
     score: np.ndarray  # (episodes,)
 
@@ -144,6 +145,7 @@ class SwarmTask:
             present=w.present.copy(),
             heard_by=self.inbox[0],
             heard=self.inbox[1],
+            heard_from=self.inbox[2],
             state=self.rules.agent_columns(),
             score=self.rules.score.copy(),
         )
@@ -163,10 +165,10 @@ class SwarmTask:
         self.t += 1
         self._keep_state()
 
-    def _heard(self) -> tuple[np.ndarray, pa.StringArray]:
-        """What the medium delivers now, where the agents stand: (receivers, texts)."""
+    def _heard(self) -> tuple[np.ndarray, pa.StringArray, np.ndarray]:
+        """What the medium delivers now, where the agents stand: (receivers, texts, senders)."""
         heard = self.medium.deliver((self.worlds.position, self.worlds.present))
-        return heard.receiver, heard.texts()
+        return heard.receiver, heard.texts(), heard.sender
 
     def record(self) -> list[EpisodeRecord]:
         """Per episode and (state, agent): position, the action that led to the state, messages sent

@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.agents.waggle.adapter import Evidence, Proposal
+from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.records import NONE
 from hivebench.seeding import Streams, stream
 from hivebench.suites.swarmbench.baselines import DOWN, LEFT, RIGHT, STAY, STEP, UP, LocalHeuristic, nearest, towards
@@ -110,15 +111,17 @@ class SwarmAdapter:
         legal[:, SWITCH] = views.task == "synchronization"
         return legal
 
-    def heard(self, views: SwarmViews) -> np.ndarray:
-        return views.heard_by
+    def heard(self, views: SwarmViews) -> tuple[np.ndarray, np.ndarray]:
+        return views.heard_from, views.heard_by
 
     def budget(self, views: SwarmViews) -> tuple[int, int]:
         return views.step, views.horizon
 
-    def proposal(self, views: SwarmViews, native: bool) -> Proposal:
+    def proposal(self, views: SwarmViews, medium: str) -> Proposal:
+        native = medium == "native"
         if not native:
-            views = replace(views, heard_by=np.zeros(0, dtype=np.int64), heard=pa.array([], pa.string()))
+            none = np.zeros(0, dtype=np.int64)
+            views = replace(views, heard_by=none, heard=pa.array([], pa.string()), heard_from=none)
         actions = self.heuristic.decide(views)
         evidence = self.evidence(views)
         route = np.zeros(len(views.present), dtype=bool)
@@ -197,7 +200,9 @@ class SwarmAdapter:
         second_ok = open_(second) & (np.where(np.abs(north) >= np.abs(east), east, north) != 0)
         return np.where(open_(first), first, np.where(second_ok, second, -1))
 
-    def act(self, views: SwarmViews, action: np.ndarray, messages: pa.StringArray | None) -> SwarmActions:
+    def act(
+        self, views: SwarmViews, action: np.ndarray, messages: pa.StringArray | None, incident: Incident
+    ) -> SwarmActions:
         return SwarmActions(action, messages)
 
     def contract(self, views: SwarmViews, agent: int) -> dict[str, Any]:
