@@ -117,3 +117,30 @@ def test_the_waggle_controls_run_silobench_on_p2p_ports_only():
         task = {**SILO, "protocol": protocol, "topology": "complete" if protocol == "store" else "regular3"}
         with pytest.raises(ConfigError, match=f"protocol: {protocol}: the Waggle runtime runs Silo-Bench on p2p ports"):
             silo_records("fixedswarm", task=task)
+
+
+@pytest.mark.parametrize("kind", CONTROLS)
+def test_each_control_passes_the_conformance_checks_on_agentsnet(kind):
+    assert conformance.cell_problems(conformance.example_cells("agentsnet", kind, seeds=3)) == []
+
+
+def net_records(kind: str, problem: str) -> list:
+    config = {
+        "tasks": {"net": {"kind": "agentsnet", "problem": problem, "family": "watts_strogatz"}},
+        "methods": {"m": {"kind": kind}},
+        "studies": {"s": {"tasks": ["net"], "methods": ["m"], "populations": [8], "seeds": 3}},
+    }
+    blocks = expand_blocks(validate(config, "net.yaml"), "net.yaml")["s"]
+    return [record for block in blocks for record in play_block(list(block.cells()))]
+
+
+@pytest.mark.parametrize("problem", ["coloring", "vertex_cover", "matching", "leader_election", "consensus"])
+def test_on_agentsnet_nocomm_is_silent_and_the_talking_controls_send_the_algorithms_messages(problem):
+    for record in net_records("nocomm", problem):
+        assert record.summary["messages"] == 0
+    distributed = net_records("distributed", problem)
+    for kind in ("nativemsg", "fixedswarm"):
+        records = net_records(kind, problem)
+        assert [r.summary["messages"] for r in records] == [r.summary["messages"] for r in distributed]
+        if problem in ("leader_election", "consensus", "coloring"):  # the same algorithm, exact in R rounds
+            assert all(r.summary["solved"] == 1.0 for r in records)

@@ -27,20 +27,27 @@ N = 8
 
 
 class Relabelled(Streams):
-    """Node-indexed draws carried to their images: a draw of a row per agent puts agent i's row at sigma(i)."""
+    """Node- and edge-indexed draws carried to their images: a draw of a row per agent puts agent i's
+    row at sigma(i); one of a row per directed edge (CSR position), edge e's at `edges[e]`."""
 
-    def __init__(self, seeds: list[int], name: str, sigma: np.ndarray):
+    def __init__(self, seeds: list[int], name: str, sigma: np.ndarray, edges: np.ndarray | None = None):
         super().__init__(seeds, name)
-        self.sigma = sigma
+        self.sigma, self.edges = sigma, edges
 
     def child(self, name: str) -> Streams:
-        return Relabelled(self.seeds, f"{self.name}/{name}", self.sigma)
+        return Relabelled(self.seeds, f"{self.name}/{name}", self.sigma, self.edges)
 
     def _draw(self, kind, shape, split):
         out = super()._draw(kind, shape, split)
-        assert shape[0] == len(self.sigma), f"a draw of shape {shape} is not a row per agent"
+        if shape[0] == len(self.sigma):
+            image = self.sigma
+        else:
+            assert self.edges is not None and shape[0] == len(self.edges), (
+                f"a draw of shape {shape} is not per node or edge"
+            )
+            image = self.edges
         moved = np.empty_like(out)
-        moved[self.sigma] = out
+        moved[image] = out
         return moved
 
 
@@ -134,6 +141,7 @@ def test_relabelling_the_nodes_relabels_the_records_and_keeps_the_scores(task, c
     a = play(cell_list, monkeypatch, identity, policy)
     b = play(cell_list, monkeypatch, sigma, policy)
     assert a.summary == b.summary  # the score, the telemetry, every count
+    assert a.summary["invalid_records"] == 0
     assert relabel(pa.table(a.agents), ("agent",), sigma) == relabel(pa.table(b.agents), ("agent",), identity)
     assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
         b.table("traces"), ("writer", "receiver"), identity
@@ -215,6 +223,7 @@ def test_relabelling_a_silobench_episode_relabels_its_records_and_keeps_its_scor
     b = play_silo(cell_list, monkeypatch, sigma, policy)
     assert a.summary["success"] == 1.0  # the flood gathers everything in 9 rounds
     assert a.summary == b.summary
+    assert a.summary["invalid_records"] == 0
     # an answer that names agents by index renames with them; the rest is per agent, carried
     same = [c for c in a.agents if c not in ("answer",)]
     assert relabel(pa.table({c: a.agents[c] for c in same}), ("agent",), sigma) == relabel(
@@ -229,3 +238,60 @@ def test_relabelling_a_silobench_episode_relabels_its_records_and_keeps_its_scor
         b.table("messages").select(untexted), ("sender", "receiver"), identity
     )
     assert a.summary["traces_written"] > 0
+
+
+# AgentsNet: an agent's label is its index: relabelling by sigma gives agent sigma(i) agent i's name and
+# edges; a draw per directed edge goes to the edge's image.
+NET_PROBLEMS = ("coloring", "vertex_cover", "matching", "leader_election", "consensus")
+
+
+def net_cells(problem: str, method: dict[str, Any]) -> list[dict[str, Any]]:
+    config = {
+        "tasks": {"t": {"kind": "agentsnet", "problem": problem, "family": "delaunay"}},
+        "methods": {"m": method},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [4]}},
+    }
+    return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
+
+
+def play_net(cell_list, monkeypatch, sigma: np.ndarray, policy=None):
+    from hivebench.suites.agentsnet import task as net_task
+    from hivebench.suites.agentsnet.graphs import graph_from_edges
+
+    original = net_task.instance
+    graph = original("delaunay", N, 4)
+    relabelled = graph_from_edges(sigma[graph.edges], tuple(graph.names[i] for i in np.argsort(sigma)))
+    keys = np.repeat(np.arange(N), np.diff(relabelled.indptr)) * N + relabelled.indices  # sorted: CSR order
+    src = np.repeat(np.arange(N), np.diff(graph.indptr))
+    edges = np.searchsorted(keys, sigma[src] * N + sigma[graph.indices])
+
+    monkeypatch.setattr(net_task, "instance", lambda family, n, seed: relabelled)
+    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma, edges))
+    if policy is not None:
+        impl = loop.METHODS["fixedswarm"].impl("agentsnet")
+        monkeypatch.setattr(type(impl), "load", lambda self: policy)
+    try:
+        return loop.play_block(cell_list)[0]
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("problem", NET_PROBLEMS)
+@pytest.mark.parametrize("controller", ["fixedswarm", "scripted"])
+def test_relabelling_an_agentsnet_episode_relabels_its_records_and_keeps_its_scores(problem, controller, monkeypatch):
+    cell_list = net_cells(problem, {"kind": "fixedswarm"})
+    policy = Scripted if controller == "scripted" else None
+    identity, sigma = np.arange(N), np.random.default_rng(5).permutation(N)
+    a = play_net(cell_list, monkeypatch, identity, policy)
+    b = play_net(cell_list, monkeypatch, sigma, policy)
+    assert a.summary == b.summary
+    assert a.summary["invalid_records"] == 0
+    assert relabel(pa.table(a.agents), ("agent",), sigma) == relabel(pa.table(b.agents), ("agent",), identity)
+    assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
+        b.table("traces"), ("writer", "receiver"), identity
+    )
+    assert relabel(a.table("messages"), ("sender", "receiver"), sigma) == relabel(
+        b.table("messages"), ("sender", "receiver"), identity
+    )
+    if problem != "matching":
+        assert a.summary["traces_written"] > 0

@@ -87,5 +87,5 @@ class Adapter(Protocol):
     def heard(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         """(sender, receiver) of every task-native message delivered this round (block agents)."""
 
-    def budget(self, observation: Any) -> tuple[int, int]:
-        """(this round, the episode's rounds)."""
+    def budget(self, observation: Any) -> tuple[int, int | np.ndarray]:
+        """(this round, the decision rounds of each agent's episode: one number, or one per agent)."""

@@ -26,6 +26,7 @@ TRACE_PARTS = ("channel", "claim", "novelty", "support", "conflict", "ttl", "dir
 CHANNEL, CLAIM, NOVELTY, SUPPORT, CONFLICT, TTL, DIRECTION = range(len(TRACE_PARTS))
 NONE = -1  # an absent deposit, commitment or direction
 BIN_MAX, TTL_MAX = 4, 8
+CLAIM_MAX = (1 << 31) - 1  # claim handles are positive 32-bit integers (hivebench.agents.waggle.claims)
 COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 INTENTS = ("AUTO", "PRIVATE", "FIELD", "WAIT")
 AUTO, PRIVATE, FIELD, WAIT = range(len(INTENTS))
@@ -110,8 +111,8 @@ def parse(record: Any, actions: tuple[str, ...]) -> tuple[int, list[int], list[i
     for trace in deposits:
         if not isinstance(trace, dict) or set(trace) - set(TRACE_PARTS) or set(TRACE_PARTS[:DIRECTION]) - set(trace):
             raise RecordError(f"deposits: a trace has the keys {list(TRACE_PARTS)} (direction optional)")
-        deposit[CHANNEL] = _bin(trace["channel"], 1 << 30, 0, "deposits.channel")
-        deposit[CLAIM] = _bin(trace["claim"], 1 << 30, 1, "deposits.claim")
+        deposit[CHANNEL] = _bin(trace["channel"], CLAIM_MAX, 0, "deposits.channel")
+        deposit[CLAIM] = _bin(trace["claim"], CLAIM_MAX, 1, "deposits.claim")
         for part in (NOVELTY, SUPPORT, CONFLICT):
             deposit[part] = _bin(trace[TRACE_PARTS[part]], BIN_MAX, 0, f"deposits.{TRACE_PARTS[part]}")
         deposit[TTL] = _bin(trace["ttl"], TTL_MAX, 1, "deposits.ttl")
@@ -125,7 +126,7 @@ def parse(record: Any, actions: tuple[str, ...]) -> tuple[int, list[int], list[i
         if not isinstance(c, dict) or set(c) != {"claim", "confidence_bin"}:
             raise RecordError("commit: expected {claim, confidence_bin} or null")
         commit = [
-            _bin(c["claim"], 1 << 30, 1, "commit.claim"),
+            _bin(c["claim"], CLAIM_MAX, 1, "commit.claim"),
             _bin(c["confidence_bin"], BIN_MAX, 0, "commit.confidence_bin"),
         ]
     intent = record.get("execution_intent", "AUTO")

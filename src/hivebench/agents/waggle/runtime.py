@@ -75,8 +75,9 @@ class Context:
     ):
         self.runtime, self.observation = runtime, observation
         self.proposal, self.evidence, self.incident = proposal, evidence, incident
-        self.step, self.rounds = runtime.adapter.budget(observation)
         self.live = runtime.adapter.live(observation)
+        self.step, rounds = runtime.adapter.budget(observation)
+        self.rounds = np.broadcast_to(np.asarray(rounds), self.live.shape)  # per agent
 
     def count(self, name: str, agents: np.ndarray) -> None:
         """Add one to an episode's counter for each of `agents` (block agents, repeats counted)."""
@@ -289,7 +290,6 @@ class ViewRuntime(WaggleRuntime):
     def law(self, context: Context) -> Decisions:
         adapter, obs = self.adapter, context.observation
         live = np.flatnonzero(context.live)
-        budget = budget_bin(context.step, context.rounds)
         starts = np.searchsorted(context.incident.receiver, live)
         stops = np.searchsorted(context.incident.receiver, live, side="right")
         evidence = private_evidence(context)
@@ -300,7 +300,7 @@ class ViewRuntime(WaggleRuntime):
                 adapter.actions[int(context.proposal.action[agent])],
                 context.incident.traces[start:stop],
                 self.commitment[agent],
-                budget,
+                budget_bin(context.step, int(context.rounds[agent])),
             )
             for agent, start, stop in zip(live.tolist(), starts.tolist(), stops.tolist())
         ]

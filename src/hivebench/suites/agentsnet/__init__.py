@@ -95,4 +95,5 @@ SUITE = Suite(
     },
     report=f"{PACKAGE}.report:render",
     report_files=("agentsnet.csv", "agentsnet.md", "agentsnet.tex", "agentsnet_scaling.html", "agentsnet_scaling.png"),
+    waggle=f"{PACKAGE}.waggle:NetAdapter",
 )

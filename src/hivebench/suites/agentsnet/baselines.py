@@ -207,19 +207,24 @@ class IndependentSet:
         for s, part in enumerate(np.split(flat, np.cumsum(rounds * n)[:-1])):
             self.priorities[: rounds[s], s] = part.reshape(rounds[s], n)
         self.last = self.priorities[0].ravel()  # the priorities the agents sent last round
+        self.order = np.arange(views.block.agents)  # what breaks a tie of priorities: the agents' indices
+
+    def priority(self, step: int) -> np.ndarray:
+        """(agents,) the priorities the agents send in round `step`."""
+        return self.priorities[step].ravel()
 
     def act(self, views: NetViews) -> NetActions:
         e, n, agents = self.edges, self.per_episode, self.edges.n
-        priority = self.priorities[views.step].ravel()
+        priority = self.priority(views.step)
         if views.step > 0:
             # each message read as a (priority, sender index) key, a member's above every key, a
             # decided-out agent's below; one key per sender, as each broadcast one message
             sent = views.inbox.payload
-            keys = np.where(sent < n, sent * agents + np.arange(agents), np.where(sent < 2 * n, n * agents, -1))
+            keys = np.where(sent < n, sent * agents + self.order, np.where(sent < 2 * n, n * agents, -1))
             rival = e.row_max(e.heard(keys))
             undecided = self.state == UNDECIDED
             beside_member = rival == n * agents
-            highest = self.last * agents + np.arange(agents) > rival
+            highest = self.last * agents + self.order > rival
             self.state = np.where(undecided & beside_member, OUT, np.where(undecided & highest, MEMBER, self.state))
         self.last = priority
         answers = _answers(views, lambda: _pick([problems.YES, problems.NO], self.state == MEMBER))

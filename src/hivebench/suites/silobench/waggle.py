@@ -29,10 +29,11 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.agents.waggle.adapter import Evidence, Proposal
+from hivebench.agents.waggle.claims import ClaimCodes
 from hivebench.agents.waggle.field import RECEIVER, WRITER, Incident
 from hivebench.agents.waggle.records import BIN_MAX, CLAIM, NONE, NOVELTY
 from hivebench.engine.media.exchange import Outbox
-from hivebench.seeding import Streams, stream
+from hivebench.seeding import Streams
 from hivebench.suites.silobench.baselines import ClassicalPolicy, Distributed, Holdings, LocalOnly
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
@@ -94,7 +95,7 @@ class SiloAdapter:
         if views.protocol != "p2p" or views.oracle:
             raise ValueError(f"the Waggle runtime runs Silo-Bench on p2p ports, not protocol {views.protocol}")
         self.n = views.block.n
-        self.complete = np.array([stream(seed, "waggle claims").integers(1, 1 << 30) for seed in seeds])
+        self.complete = ClaimCodes(seeds, self.n).encode(np.arange(len(seeds)) * self.n, 0, 0)  # per episode
         self.policy: ClassicalPolicy | None = None
         self.proposed: SiloActions | None = None
         self._evidence: tuple[int, Evidence] | None = None

@@ -10,8 +10,7 @@
 - Evidence, as claims: the prey (Pursuit; each prey a new claim, so one caught is a claim a later
   sighting refutes), the food and the nest (Foraging), the box (Transport), in the agent's view, with
   its bearing; the prey and the box move, the food and the nest stay. Synchronization and Flocking
-  have none: their controls' fields stay empty. A claim's handle is opaque: a per-episode permutation
-  of (what, which) drawn from the episode's seed, the same for every agent.
+  have none: their controls' fields stay empty. A claim's handle is opaque (hivebench.agents.waggle.claims).
 - Field move: one step along the heading's longer axis, else its shorter, where the view shows no
   wall, food or nest there.
 """
@@ -25,9 +24,10 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.agents.waggle.adapter import Evidence, Proposal
+from hivebench.agents.waggle.claims import ClaimCodes
 from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.records import NONE
-from hivebench.seeding import Streams, stream
+from hivebench.seeding import Streams
 from hivebench.suites.swarmbench.baselines import DOWN, LEFT, RIGHT, STAY, STEP, UP, LocalHeuristic, nearest, towards
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, ring
 from hivebench.suites.swarmbench.task import AGENT, BOX, PREY, SwarmActions, SwarmViews
@@ -39,8 +39,6 @@ KINDS = {
     "foraging": ((FOOD, 1, False), (NEST, 2, False)),
     "transport": ((BOX, 3, True),),
 }
-WHICH = 1024  # claims of one kind an episode can have (Pursuit: one per prey)
-CLAIM_SPACE = 4 * WHICH
 CODES = {
     0: "floor",
     WALL: "wall",
@@ -97,9 +95,7 @@ class SwarmAdapter:
         corner = (rng.child("corner").random((agents,)) * 4).astype(np.int64)
         self.heuristic = AnonymousHeuristic(rng.child("proposal"), corner)
         self.n = views.n
-        # per episode: claim key (kind * WHICH + which) -> handle - 1, and back
-        self.handle = np.stack([stream(seed, "waggle claims").permutation(CLAIM_SPACE) for seed in seeds])
-        self.key = np.argsort(self.handle, axis=1)
+        self.codes = ClaimCodes(seeds, views.n)
         self.kinds = KINDS.get(views.task, ())
         self._evidence: tuple[int, Evidence] | None = None
 
@@ -128,13 +124,6 @@ class SwarmAdapter:
         route[evidence.agent[self._wanted(views, evidence.agent, evidence.claim)]] = True
         return Proposal(np.asarray(actions.move), route, actions.messages if native else None)
 
-    def _claims(self, agent: np.ndarray, kind: np.ndarray, which: np.ndarray) -> np.ndarray:
-        return self.handle[agent // self.n, kind * WHICH + which] + 1
-
-    def _decode(self, agent: np.ndarray, claim: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        key = self.key[agent // self.n, claim - 1]
-        return key // WHICH, key % WHICH
-
     def evidence(self, views: SwarmViews) -> Evidence:
         if self._evidence is not None and self._evidence[0] == views.step:
             return self._evidence[1]
@@ -143,7 +132,7 @@ class SwarmAdapter:
             seen, offset = nearest(views.cells == code)
             agent = np.flatnonzero(seen & views.present)
             which = views.score[agent // self.n].astype(np.int64) if code == PREY else np.zeros(len(agent), np.int64)
-            claim = self._claims(agent, np.full(len(agent), kind), which)
+            claim = self.codes.encode(agent, np.full(len(agent), kind), which)
             distance = np.abs(offset[agent]).sum(axis=1)
             parts.append((agent, claim, compass(offset[agent]), np.full(len(agent), moving), distance))
         if not parts:
@@ -158,7 +147,7 @@ class SwarmAdapter:
         return evidence
 
     def _wanted(self, views: SwarmViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
-        kind, which = self._decode(agent, claim)
+        kind, which = self.codes.decode(agent, claim)
         carrying = views.state.get("carrying", np.zeros(len(views.present), dtype=bool))[agent]
         prey = (kind == 0) & (which == views.score[agent // self.n].astype(np.int64))
         return prey | ((kind == 1) & ~carrying) | ((kind == 2) & carrying) | (kind == 3)
@@ -168,12 +157,12 @@ class SwarmAdapter:
 
     def refutes(self, views: SwarmViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         """A prey claim is false once that prey is caught; an agent verifies it by seeing the prey now there."""
-        kind, which = self._decode(agent, claim)
+        kind, which = self.codes.decode(agent, claim)
         sees_prey = (views.cells[agent] == PREY).any(axis=(1, 2))
         return (kind == 0) & (which < views.score[agent // self.n].astype(np.int64)) & sees_prey
 
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
-        return self._decode(agent, claim)[0]
+        return self.codes.decode(agent, claim)[0]
 
     def contacts(self, views: SwarmViews) -> tuple[np.ndarray, np.ndarray]:
         n, r = self.n, views.cells.shape[1] // 2
