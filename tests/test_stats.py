@@ -235,3 +235,19 @@ def test_a_metric_of_one_suite_is_contrasted_over_that_suites_units_only():
     assert (overall.n_units == 6).all() and (overall.dropped_units == 0).all() and (overall.estimate == 1.0).all()
     unfiltered = contrast_table(frame, {"reference": "B"}, ["proximity"], 200, 0.95, 0)
     assert unfiltered.loc[unfiltered.population == "all", "dropped_units"].item() == 6
+
+
+def test_a_metric_two_suites_report_under_one_name_is_contrasted_per_suite():
+    from hivebench.contrasts import contrast_table
+
+    rows = [
+        {"suite": suite, "task": "t", "population": 8, "seed": seed, "method": method, "score": value}
+        for suite, scale in (("swarmbench", 10.0), ("agentsnet", 0.1))
+        for seed in range(6)
+        for method, value in (("A", scale * (seed + 1)), ("B", 0.0))
+    ]
+    table = contrast_table(
+        pd.DataFrame(rows), {"reference": "B"}, ["score"], 200, 0.95, 0, {"score": ["swarmbench", "agentsnet"]}
+    )
+    overall = table[table["population"] == "all"].set_index("metric")["estimate"]
+    assert overall.to_dict() == pytest.approx({"score (swarmbench)": 35.0, "score (agentsnet)": 0.35})

@@ -45,6 +45,9 @@ class Script:
     def live(self, step: int) -> np.ndarray:
         return np.ones(self.n, dtype=bool)
 
+    def running(self, step: int) -> np.ndarray:
+        return np.ones(1, dtype=bool)
+
     def legal(self, step: int) -> np.ndarray:
         return np.ones((self.n, 2), dtype=bool)
 

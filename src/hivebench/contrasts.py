@@ -71,7 +71,9 @@ def contrast_table(
     reported_by: dict[str, list[str]] | None = None,
 ) -> pd.DataFrame:
     """Every pair of the spec on every metric: per population, and over all populations together.
-    `reported_by` (metric -> the suites that report it) keeps each metric to its suites' units."""
+    `reported_by` (metric -> the suites that report it) keeps each metric to its suites' units; a
+    metric several suites report under one name (SwarmBench's and AgentsNet's `score`) is contrasted
+    per suite, as `score (swarmbench)`: the suites' numbers are on different scales."""
     methods = list(pd.unique(episodes["method"]))
     unknown = [m for pair in contrast_pairs(methods, spec) for m in pair if m not in methods]
     if spec.get("reference") not in (None, *methods):
@@ -85,16 +87,31 @@ def contrast_table(
     rows = []
     for a, b in contrast_pairs(methods, spec):
         for metric in metrics:
-            # the units of the suites that report this metric: another suite's units are not "dropped"
-            reporting = episodes if reported_by is None else episodes[episodes["suite"].isin(reported_by[metric])]
-            scopes = [("all", reporting)] + [(str(n), group) for n, group in reporting.groupby("population", sort=True)]
-            for scope, data in scopes:
-                result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
-                rows.append(
-                    {
-                        "population": scope,
-                        **result,
-                        "method": "paired bootstrap, units resampled within suite x population strata, percentile",
-                    }
-                )
+            for label, reporting in _reporting(episodes, metric, reported_by):
+                scopes = [("all", reporting)] + [
+                    (str(n), group) for n, group in reporting.groupby("population", sort=True)
+                ]
+                for scope, data in scopes:
+                    result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
+                    rows.append(
+                        {
+                            "population": scope,
+                            **result,
+                            "metric": label,
+                            "method": "paired bootstrap, units resampled within suite x population strata, percentile",
+                        }
+                    )
     return pd.DataFrame(rows, columns=COLUMNS)  # no rows for a study of one method: nothing to contrast
+
+
+def _reporting(
+    episodes: pd.DataFrame, metric: str, reported_by: dict[str, list[str]] | None
+) -> list[tuple[str, pd.DataFrame]]:
+    """(label, units) of a metric: the units of the suites that report it (another suite's units are
+    not "dropped"), one suite at a time where several of the study's suites report it."""
+    if reported_by is None:
+        return [(metric, episodes)]
+    suites = [s for s in reported_by[metric] if (episodes["suite"] == s).any()]
+    if len(suites) <= 1:
+        return [(metric, episodes[episodes["suite"].isin(reported_by[metric])])]
+    return [(f"{metric} ({suite})", episodes[episodes["suite"] == suite]) for suite in suites]

@@ -48,6 +48,10 @@ class Adapter(Protocol):
     def live(self, observation: Any) -> np.ndarray:
         """(agents,) bool: who decides this round."""
 
+    def running(self, observation: Any) -> np.ndarray:
+        """(episodes,) bool: whose episode this round belongs to (its per-agent table has a state for
+        it), whether or not any of its agents decides."""
+
     def legal(self, observation: Any) -> np.ndarray:
         """(agents, actions) bool: the native actions each agent may take."""
 

@@ -105,13 +105,18 @@ class TraceField:
             self.handles = np.concatenate([self.handles, handles])[keep]
         return self.handles[np.searchsorted(self.pairs, keys)]
 
-    def deliver(self, where: tuple[np.ndarray, np.ndarray] | None = None) -> Incident:
+    def deliver(
+        self, where: tuple[np.ndarray, np.ndarray] | None = None, running: np.ndarray | None = None
+    ) -> Incident:
         """One local update, given the contacts now, (writer, receiver) pairs: what was incident ages by
-        one update (expiring at TTL 0), the staged deposits arrive, and each agent's records are shuffled."""
+        one update (expiring at TTL 0), the staged deposits arrive, and each agent's records are shuffled.
+        `running`: (episodes,) whose episode goes on (the others' fields are dropped, uncounted)."""
         assert where is not None
         writer, receiver = where
         handles = self.channel(receiver, writer)  # every contact has a handle from its first meeting on
         aged = self.rows.copy()
+        if running is not None:
+            aged = aged[running[aged[:, RECEIVER] // self.block.n]]
         aged[:, 2 + TTL] -= 1
         gone = aged[:, 2 + TTL] <= 0
         self.expired += self.block.per_episode(agents=aged[gone, RECEIVER])
@@ -120,6 +125,8 @@ class TraceField:
         if self.staged is not None:
             (step, writers, traces), self.staged = self.staged, None
             arrived = self._arrivals(writers, traces, writer, receiver, handles)
+            if running is not None:
+                arrived = arrived[running[arrived[:, RECEIVER] // self.block.n]]
             self.delivered.append((step, arrived))
             self.arrived = arrived
             replaced = np.isin(

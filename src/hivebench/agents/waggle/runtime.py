@@ -76,6 +76,7 @@ class Context:
         self.runtime, self.observation = runtime, observation
         self.proposal, self.evidence, self.incident = proposal, evidence, incident
         self.live = runtime.adapter.live(observation)
+        self.running = runtime.adapter.running(observation)
         self.step, rounds = runtime.adapter.budget(observation)
         self.rounds = np.broadcast_to(np.asarray(rounds), self.live.shape)  # per agent
 
@@ -112,6 +113,7 @@ class WaggleRuntime(Policy):
         self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS}
         self.modes: list[np.ndarray] = []  # per round, each agent's mode (-1: no decision)
         self.incident_sizes: list[np.ndarray] = []
+        self.running: list[np.ndarray] = []  # per round, (episodes,) whose episode it belongs to
 
     def decide(self, observation: Any) -> Any:
         if self.block is None:
@@ -129,6 +131,7 @@ class WaggleRuntime(Policy):
         live = context.live
         mode = np.where(live, admitted.mode, -1)
         self.modes.append(mode)
+        self.running.append(context.running)
         self.incident_sizes.append(np.bincount(incident.receiver, minlength=len(live)).astype(np.int16))
         d = admitted.decisions
         writers = np.flatnonzero(d.deposits & live)
@@ -145,6 +148,8 @@ class WaggleRuntime(Policy):
         """Receiver-delivered messages this round: the task's own, the field's traces, and frames (a
         sender's task message and trace to one receiver in one round are one frame)."""
         sender, receiver = self.adapter.heard(context.observation)
+        mine = context.running[receiver // self.block.n]  # none to an episode that has ended
+        sender, receiver = sender[mine], receiver[mine]
         context.count("native_deliveries", receiver)
         if self.trace_field is not None:
             arrived = self.trace_field.arrived
@@ -157,7 +162,7 @@ class WaggleRuntime(Policy):
         """The field after this local update (empty without one)."""
         if self.trace_field is None:
             return Incident(np.zeros((0, 9), dtype=np.int64))
-        return self.trace_field.deliver(self.adapter.contacts(observation))
+        return self.trace_field.deliver(self.adapter.contacts(observation), self.adapter.running(observation))
 
     def _handles(self) -> np.ndarray:
         if self.trace_field is None:
@@ -236,8 +241,9 @@ class WaggleRuntime(Policy):
         agent without a decision) and how many traces it held when it decided."""
         n = self.block.n
         own = slice(episode * n, (episode + 1) * n)
-        modes = np.concatenate([np.full(n, -1), *(m[own] for m in self.modes)]).astype(np.int32)
-        held = np.concatenate([np.zeros(n, np.int16), *(h[own] for h in self.incident_sizes)])
+        rounds = [t for t, running in enumerate(self.running) if running[episode]]
+        modes = np.concatenate([np.full(n, -1), *(self.modes[t][own] for t in rounds)]).astype(np.int32)
+        held = np.concatenate([np.zeros(n, np.int16), *(self.incident_sizes[t][own] for t in rounds)])
         return {
             "mode": pa.DictionaryArray.from_arrays(pa.array(modes + 1), pa.array(["", *MODES])),
             "incident": held,

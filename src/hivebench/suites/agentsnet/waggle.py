@@ -81,6 +81,9 @@ class NetAdapter:
     def live(self, views: NetViews) -> np.ndarray:
         return views.agent_rounds >= views.step
 
+    def running(self, views: NetViews) -> np.ndarray:
+        return views.rounds >= views.step
+
     def legal(self, views: NetViews) -> np.ndarray:
         legal = np.zeros((views.block.agents, len(ACTIONS)), dtype=bool)
         answering = views.answering

@@ -103,6 +103,9 @@ class SiloAdapter:
     def live(self, views: SiloViews) -> np.ndarray:
         return views.active
 
+    def running(self, views: SiloViews) -> np.ndarray:
+        return views.block.per_episode(views.active) > 0
+
     def legal(self, views: SiloViews) -> np.ndarray:
         legal = np.zeros((views.block.agents, len(ACTIONS)), dtype=bool)
         if views.answering:

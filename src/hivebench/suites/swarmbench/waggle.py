@@ -102,6 +102,9 @@ class SwarmAdapter:
     def live(self, views: SwarmViews) -> np.ndarray:
         return views.present
 
+    def running(self, views: SwarmViews) -> np.ndarray:
+        return np.ones(len(views.score), dtype=bool)  # every round, even once every agent has left (Transport)
+
     def legal(self, views: SwarmViews) -> np.ndarray:
         legal = np.ones((len(views.present), len(ACTIONS)), dtype=bool)
         legal[:, SWITCH] = views.task == "synchronization"
