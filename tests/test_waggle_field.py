@@ -209,7 +209,7 @@ def admitted(decisions: Decisions, own: list[tuple[int, int]], held: list[tuple[
         evidence,
         Incident(rows),
         lambda agent, claim: np.isin(keys(agent, claim), [keys(np.array([a]), np.array([c]))[0] for a, c in refuted]),
-        np.zeros(0, dtype=np.int64),
+        lambda agent, handle: np.zeros(len(agent), dtype=bool),  # no agent holds a channel by handle here
     )
 
 
@@ -256,3 +256,21 @@ def test_a_view_has_six_parts_and_refuses_identity_roster_and_global_keys():
 
 def test_the_budget_bin_falls_from_four_to_zero():
     assert [budget_bin(t, 20) for t in (0, 4, 5, 10, 15, 19)] == [4, 4, 3, 2, 1, 0]
+
+
+def test_a_deposit_on_one_channel_needs_a_channel_the_writer_holds():
+    d = Decisions.private(np.array([0, 0]))
+    d.deposit[0] = trace(3, channel=17)
+    d.deposit[1] = trace(4, channel=18)
+    evidence = Evidence(np.array([0, 1]), np.array([3, 4]), np.full(2, NONE), np.zeros(2, dtype=bool))
+    a = admit(
+        d,
+        np.zeros(2, dtype=np.int64),
+        np.ones((2, len(ACTIONS)), dtype=bool),
+        evidence,
+        Incident(np.zeros((0, 9), dtype=np.int64)),
+        lambda agent, claim: np.zeros(len(agent), dtype=bool),
+        lambda agent, handle: (agent == 0) & (handle == 17),  # agent 0 holds channel 17; agent 1 no 18
+    )
+    assert a.invalid.tolist() == [False, True]
+    assert a.decisions.deposit[0, 0] == 17 and not a.decisions.deposits[1]

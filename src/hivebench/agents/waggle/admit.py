@@ -19,6 +19,7 @@ write or commit." Here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -58,14 +59,23 @@ def keys(agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
     return agent.astype(np.int64) * KEY + claim
 
 
+def found(sorted_keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per value, whether it is in `sorted_keys` (ascending, unique) and where (np.isin without sorting
+    the keys again)."""
+    if not len(sorted_keys):
+        return np.zeros(len(values), dtype=bool), np.zeros(len(values), dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return sorted_keys[at] == values, at
+
+
 def admit(
     decisions: Decisions,
     proposal: np.ndarray,
     legal: np.ndarray,
     evidence: Evidence,
     incident: Incident,
-    refutes,  # (agent, claim) -> bool, the adapter's
-    handles: np.ndarray,  # sorted agent * KEY + handle of every channel an agent holds
+    refutes: Callable[[np.ndarray, np.ndarray], np.ndarray],  # per (agent, claim), the adapter's
+    holds: Callable[[np.ndarray, np.ndarray], np.ndarray],  # per (agent, handle): a channel it holds
 ) -> Admitted:
     d = replace(
         decisions, action=decisions.action.copy(), deposit=decisions.deposit.copy(), commit=decisions.commit.copy()
@@ -84,9 +94,8 @@ def admit(
     writer = np.flatnonzero(d.deposits)
     trace = d.deposit[writer]
     key = keys(writer, trace[:, CLAIM])
-    seen = np.isin(key, own)
-    at = np.minimum(np.searchsorted(group, key), max(len(group) - 1, 0))
-    in_field = (group[at] == key) if len(group) else np.zeros(len(key), dtype=bool)
+    seen = found(own, key)[0]
+    in_field, at = found(group, key)
     bound = most[at] if len(group) else np.zeros_like(trace)
     # conflict beyond what the agent holds on the claim is its own challenge; a relay passes on what it holds
     challenge = (trace[:, CONFLICT] > 0) & ~(in_field & (trace[:, CONFLICT] <= bound[:, CONFLICT]))
@@ -95,13 +104,15 @@ def admit(
     verified = np.ones(len(writer), dtype=bool)
     if challenge.any():
         verified[challenge] = refutes(writer[challenge], trace[challenge, CLAIM])
-    channel_ok = (trace[:, CHANNEL] == 0) | np.isin(keys(writer, trace[:, CHANNEL]), handles)
+    channel_ok = trace[:, CHANNEL] == 0
+    if not channel_ok.all():
+        channel_ok[~channel_ok] = holds(writer[~channel_ok], trace[~channel_ok, CHANNEL])
     ok = (seen | in_field) & (~relay | within) & verified & channel_ok & (d.intent[writer] != WAIT)
     d.deposit[writer[~ok]] = NONE
 
     committer = np.flatnonzero(d.commit[:, 0] != NONE)
     ckey = keys(committer, d.commit[committer, 0])
-    cok = (np.isin(ckey, own) | np.isin(ckey, group)) & (d.intent[committer] != WAIT)
+    cok = (found(own, ckey)[0] | found(group, ckey)[0]) & (d.intent[committer] != WAIT)
     d.commit[committer[~cok]] = NONE
 
     invalid = illegal.copy()

@@ -89,7 +89,9 @@ class TraceField:
         """The receiver's handle for each (receiver, writer) contact, given out on first contact."""
         agents = self.block.agents
         keys = receiver * agents + writer
-        new = np.unique(keys[~np.isin(keys, self.pairs)])
+        at = np.minimum(np.searchsorted(self.pairs, keys), max(len(self.pairs) - 1, 0))
+        known = (self.pairs[at] == keys) if len(self.pairs) else np.zeros(len(keys), dtype=bool)
+        new = np.unique(keys[~known])
         if len(new):
             r, w = new // agents, new % agents
             order = np.lexsort((self.key[w], r))

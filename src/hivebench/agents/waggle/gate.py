@@ -52,9 +52,7 @@ class Claims:
 
 def claims(receiver: np.ndarray, traces: np.ndarray) -> Claims:
     """Group incident `traces` (records, 7) held by `receiver` (records,) by (receiver, claim)."""
-    key = np.stack([receiver, traces[:, CLAIM]], axis=1)
-    groups, group = np.unique(key, axis=0, return_inverse=True)
-    group = group.ravel()
+    groups, group = np.unique(receiver.astype(np.int64) << 32 | traces[:, CLAIM], return_inverse=True)
     count = len(groups)
     support = traces[:, SUPPORT].astype(np.float64)
     directed = traces[:, DIRECTION] != NONE
@@ -62,11 +60,11 @@ def claims(receiver: np.ndarray, traces: np.ndarray) -> Claims:
     heading = np.stack([np.bincount(group, weights=vectors[:, i], minlength=count) for i in (0, 1)], axis=1)
     weight = np.bincount(group, weights=np.where(directed, support, 0.0), minlength=count)
     coherence = np.where(weight > 0, np.hypot(heading[:, 0], heading[:, 1]) / np.maximum(weight, 1e-12), 1.0)
-    channel_keys = np.unique(np.stack([group, traces[:, CHANNEL]], axis=1), axis=0)
+    channel_keys = np.unique(group.astype(np.int64) << 32 | traces[:, CHANNEL])
     return Claims(
-        agent=groups[:, 0],
-        claim=groups[:, 1],
-        channels=np.bincount(channel_keys[:, 0], minlength=count),
+        agent=groups >> 32,
+        claim=groups & 0xFFFFFFFF,
+        channels=np.bincount(channel_keys >> 32, minlength=count),
         support=np.bincount(group, weights=support, minlength=count).astype(np.int64),
         conflict=np.bincount(group, weights=traces[:, CONFLICT], minlength=count).astype(np.int64),
         coherence=coherence,

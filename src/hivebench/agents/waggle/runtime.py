@@ -164,11 +164,12 @@ class WaggleRuntime(Policy):
             return Incident(np.zeros((0, 9), dtype=np.int64))
         return self.trace_field.deliver(self.adapter.contacts(observation), self.adapter.running(observation))
 
-    def _handles(self) -> np.ndarray:
+    def _holds(self, agent: np.ndarray, handle: np.ndarray) -> np.ndarray:
+        """Per (agent, handle): whether the agent holds a channel of that handle."""
         if self.trace_field is None:
-            return np.zeros(0, dtype=np.int64)
-        agents = self.block.agents
-        return np.sort(keys(self.trace_field.pairs // agents, self.trace_field.handles))
+            return np.zeros(len(agent), dtype=bool)
+        field, agents = self.trace_field, self.block.agents
+        return np.isin(keys(agent, handle), keys(field.pairs // agents, field.handles))
 
     def _admit(self, context: Context, decisions: Decisions) -> Admitted:
         return admit(
@@ -178,7 +179,7 @@ class WaggleRuntime(Policy):
             context.evidence,
             context.incident,
             lambda agent, claim: self.adapter.refutes(context.observation, agent, claim),
-            self._handles(),
+            self._holds,
         )
 
     def _reopen(self, context: Context) -> None:
