@@ -53,6 +53,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_agentsnet.py
 	$(BIN)/python benchmarks/bench_swarmbench.py
 	$(BIN)/python benchmarks/bench_silobench.py
+	$(BIN)/python benchmarks/bench_waggle.py
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py

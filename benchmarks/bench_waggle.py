@@ -50,7 +50,7 @@ def main() -> None:
         baseline = None
         for kind in (baseline_kind, *CONTROLS):
 
-            def block(i: int, kind: str = kind) -> None:
+            def block(i: int, kind: str = kind, task: dict = task) -> None:
                 seeds = list(range(i * args.block, (i + 1) * args.block))
                 play_block(cells(task, kind, args.n, seeds))
 
