@@ -1,9 +1,11 @@
-"""Proposition 1 of the Waggle paper as a conformance check: relabelling the nodes (their starting
-state, and the node-indexed random draws carried with them) relabels the episode's records and leaves
-its scores unchanged, for FixedSwarm and for a scripted controller reading six-part local views.
+"""Proposition 1 of the Waggle paper as a conformance check, on every suite with a Waggle adapter:
+relabelling the nodes (the graph and every node-indexed state, and the node- and edge-indexed random
+draws carried to their images) relabels the episode's records and leaves its scores and counts
+unchanged, for FixedSwarm and for a scripted controller reading six-part local views.
 
-SwarmBench: an agent's label is its index; relabelling by a permutation sigma starts agent sigma(i)
-where agent i started (with its light), and gives it agent i's row of every node-indexed draw."""
+An agent's label is its index. Relabelling by a permutation sigma gives agent sigma(i) what agent i
+had: SwarmBench, its starting cell (and light); Silo-Bench, its shard and ports; AgentsNet, its name
+and edges; and, everywhere, its row of every node-indexed draw."""
 
 from __future__ import annotations
 
@@ -89,70 +91,97 @@ class Scripted(ViewRuntime):
         return record
 
 
-def cells(task: str, method: dict[str, Any], seed: int = 3) -> list[dict[str, Any]]:
+def one_cell(task: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    """The FixedSwarm cell of the task at N = 8 and the seed."""
     config = {
-        "tasks": {"t": {"kind": "swarmbench", "task": task, "rounds": 25}},
-        "methods": {"m": method},
+        "tasks": {"t": task},
+        "methods": {"m": {"kind": "fixedswarm"}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [seed]}},
     }
     return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
 
 
-def play(cell_list, monkeypatch, sigma: np.ndarray, policy=None):
-    original = levels.played_level
-
-    def relabelled_level(*args, **kwargs):
-        level = original(*args, **kwargs)
-        agents = np.empty_like(level.agents)
-        agents[sigma] = level.agents
-        lights = None
-        if level.lights is not None:
-            lights = np.empty_like(level.lights)
-            lights[sigma] = level.lights
-        return levels.Level(level.terrain, agents, level.prey, lights, level.box)
-
-    monkeypatch.setattr(swarm_task, "played_level", relabelled_level)
-    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma))
-    if policy is not None:
-        impl = loop.METHODS["fixedswarm"].impl("swarmbench")
-        monkeypatch.setattr(type(impl), "load", lambda self: policy)
+def play(cells, monkeypatch, sigma: np.ndarray, controller: str, edges: np.ndarray | None = None):
+    """The cell played with the draws relabelled (the suite's state relabelled by the caller's
+    patches), by FixedSwarm or the scripted controller; the patches undone after."""
+    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma, edges))
+    if controller == "scripted":
+        impl = loop.METHODS["fixedswarm"].impl(cells[0]["suite"])
+        monkeypatch.setattr(type(impl), "load", lambda self: Scripted)
     try:
-        return loop.play_block(cell_list)[0]
+        return loop.play_block(cells)[0]
     finally:
         monkeypatch.undo()
 
 
-def relabel(table: pa.Table, columns: tuple[str, ...], sigma: np.ndarray) -> list[tuple]:
-    """The table's rows as sorted tuples, with the agent columns mapped through sigma."""
+def relabel(table: pa.Table, columns: tuple[str, ...], sigma: np.ndarray, without: tuple[str, ...] = ()) -> list[tuple]:
+    """The table's rows as sorted tuples (less the columns `without`), the agent columns mapped through sigma."""
     data = stored(table).to_pydict()
     for column in columns:
         data[column] = [int(sigma[v]) for v in data[column]]
-    names = sorted(data)
+    names = sorted(set(data) - set(without))
     return sorted(zip(*(map(str, data[name]) for name in names)))
 
 
-@pytest.mark.parametrize("task", TASKS)
-@pytest.mark.parametrize("controller", ["fixedswarm", "scripted"])
-def test_relabelling_the_nodes_relabels_the_records_and_keeps_the_scores(task, controller, monkeypatch):
-    cell_list = cells(task, {"kind": "fixedswarm"})
-    policy = Scripted if controller == "scripted" else None
-    identity = np.arange(N)
-    sigma = np.random.default_rng(11).permutation(N)
-    a = play(cell_list, monkeypatch, identity, policy)
-    b = play(cell_list, monkeypatch, sigma, policy)
-    assert a.summary == b.summary  # the score, the telemetry, every count
+def check_relabelled(a, b, sigma: np.ndarray, messages: tuple[str, ...] | None, without: tuple[str, ...] = ()) -> None:
+    """Episode b is episode a relabelled by sigma: the same summary, and every table's rows relabelled
+    (`without`: per-agent columns that name agents in their values; `messages`: the messages table's
+    columns left out, or None where the method sends none)."""
+    identity = np.arange(len(sigma))
+    assert a.summary == b.summary  # the scores, the telemetry, every count
     assert a.summary["invalid_records"] == 0
-    assert relabel(pa.table(a.agents), ("agent",), sigma) == relabel(pa.table(b.agents), ("agent",), identity)
-    assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
-        b.table("traces"), ("writer", "receiver"), identity
+    assert relabel(pa.table(a.agents), ("agent",), sigma, without) == relabel(
+        pa.table(b.agents), ("agent",), identity, without
     )
+    pairs = {"traces": ("writer", "receiver"), "messages": ("sender", "receiver")}
+    for name, columns in pairs.items():
+        if name == "messages" and messages is None:
+            continue
+        left_out = messages if name == "messages" else ()
+        assert relabel(a.table(name), columns, sigma, left_out) == relabel(b.table(name), columns, identity, left_out)
+
+
+CONTROLLERS = ["fixedswarm", "scripted"]
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_relabelling_a_swarmbench_episode_relabels_its_records_and_keeps_its_scores(task, controller, monkeypatch):
+    cells = one_cell({"kind": "swarmbench", "task": task, "rounds": 25}, 3)
+    sigma = np.random.default_rng(11).permutation(N)
+
+    def played(sigma: np.ndarray):
+        original = levels.played_level
+
+        def relabelled_level(*args, **kwargs):
+            level = original(*args, **kwargs)
+            lights = None if level.lights is None else carried(level.lights, sigma)
+            return levels.Level(level.terrain, carried(level.agents, sigma), level.prey, lights, level.box)
+
+        monkeypatch.setattr(swarm_task, "played_level", relabelled_level)
+        return play(cells, monkeypatch, sigma, controller)
+
+    a, b = played(np.arange(N)), played(sigma)
+    check_relabelled(a, b, sigma, messages=None)
     if task in ("pursuit", "foraging", "transport"):
         assert a.summary["traces_written"] > 0  # the field was used, so the check could fail
 
 
+def carried(values: Any, sigma: np.ndarray) -> Any:
+    """Node-indexed values (an array, or a sequence of anything) with node i's at sigma(i)."""
+    if isinstance(values, np.ndarray):
+        out = np.empty_like(values)
+        out[sigma] = values
+        return out
+    moved = [None] * len(values)
+    for i, value in enumerate(values):
+        moved[sigma[i]] = value
+    return moved
+
+
 def test_the_scripted_controller_saw_only_six_part_views_without_forbidden_keys(monkeypatch):
     Scripted.views_seen = []
-    play(cells("pursuit", {"kind": "fixedswarm"}), monkeypatch, np.arange(N), Scripted)
+    play(one_cell({"kind": "swarmbench", "task": "pursuit", "rounds": 25}, 3), monkeypatch, np.arange(N), "scripted")
     assert Scripted.views_seen
     assert any(view["incident_fields"] for view in Scripted.views_seen)
     for view in Scripted.views_seen:
@@ -160,138 +189,72 @@ def test_the_scripted_controller_saw_only_six_part_views_without_forbidden_keys(
         assert len(view) == 6
 
 
-# Silo-Bench: an agent's label is its index: relabelling by sigma gives agent sigma(i) agent i's shard
-# and ports (the graph carried with it). A message cap no flood reaches keeps the packing (in owner
-# order) out of it.
 SILO_TASKS = ("I-09", "II-11", "III-23", "I-04", "III-26")
 
 
-def silo_cells(task: str, method: dict[str, Any]) -> list[dict[str, Any]]:
-    config = {
-        "tasks": {
-            "t": {"kind": "silobench", "task": task, "topology": "regular3", "rounds": 9, "message_chars": 10**6}
-        },
-        "methods": {"m": method},
-        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [5]}},
-    }
-    return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
-
-
-def play_silo(cell_list, monkeypatch, sigma: np.ndarray, policy=None):
+@pytest.mark.parametrize("task", SILO_TASKS)
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_relabelling_a_silobench_episode_relabels_its_records_and_keeps_its_scores(task, controller, monkeypatch):
     from hivebench.engine.block import GraphBlock, csr
     from hivebench.suites.silobench import task as silo_task
     from hivebench.suites.silobench.instances import PROBLEMS
     from hivebench.suites.silobench.network import Topology
     from hivebench.suites.silobench.problems import Instance
 
-    instance, block = silo_task.instance, silo_task.block
+    # a message cap no flood reaches keeps the packing (in owner order) out of it
+    entry = {"kind": "silobench", "task": task, "topology": "regular3", "rounds": 9, "message_chars": 10**6}
+    cells = one_cell(entry, 5)
+    sigma = np.random.default_rng(7).permutation(N)
 
-    def relabelled_instance(task, n, seed):
-        inst = instance(task, n, seed)
-        shards = [None] * n
-        for i, shard in enumerate(inst.shards):
-            shards[sigma[i]] = shard
-        return Instance(task, n, tuple(shards), inst.public, PROBLEMS[task].solve(shards, inst.public))
+    def played(sigma: np.ndarray):
+        instance, block = silo_task.instance, silo_task.block
 
-    def relabelled_block(kind, n, seeds):
-        graphs = []
-        for g in block(kind, n, seeds).graphs:
-            edges = np.stack([np.repeat(np.arange(n), np.diff(g.indptr)), g.indices], axis=1)
-            indptr, indices = csr(sigma[edges[edges[:, 0] < edges[:, 1]]], n)
-            graphs.append(Topology(n, indptr, indices, g.diameter))
-        return GraphBlock(graphs)
+        def relabelled_instance(task, n, seed):
+            inst = instance(task, n, seed)
+            shards = carried(inst.shards, sigma)
+            return Instance(task, n, tuple(shards), inst.public, PROBLEMS[task].solve(shards, inst.public))
 
-    monkeypatch.setattr(silo_task, "instance", relabelled_instance)
-    monkeypatch.setattr(silo_task, "block", relabelled_block)
-    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma))
-    if policy is not None:
-        impl = loop.METHODS["fixedswarm"].impl("silobench")
-        monkeypatch.setattr(type(impl), "load", lambda self: policy)
-    try:
-        return loop.play_block(cell_list)[0]
-    finally:
-        monkeypatch.undo()
+        def relabelled_block(kind, n, seeds):
+            graphs = []
+            for g in block(kind, n, seeds).graphs:
+                edges = np.stack([np.repeat(np.arange(n), np.diff(g.indptr)), g.indices], axis=1)
+                indptr, indices = csr(sigma[edges[edges[:, 0] < edges[:, 1]]], n)
+                graphs.append(Topology(n, indptr, indices, g.diameter))
+            return GraphBlock(graphs)
 
+        monkeypatch.setattr(silo_task, "instance", relabelled_instance)
+        monkeypatch.setattr(silo_task, "block", relabelled_block)
+        return play(cells, monkeypatch, sigma, controller)
 
-@pytest.mark.parametrize("task", SILO_TASKS)
-@pytest.mark.parametrize("controller", ["fixedswarm", "scripted"])
-def test_relabelling_a_silobench_episode_relabels_its_records_and_keeps_its_scores(task, controller, monkeypatch):
-    cell_list = silo_cells(task, {"kind": "fixedswarm"})
-    policy = Scripted if controller == "scripted" else None
-    identity, sigma = np.arange(N), np.random.default_rng(7).permutation(N)
-    a = play_silo(cell_list, monkeypatch, identity, policy)
-    b = play_silo(cell_list, monkeypatch, sigma, policy)
+    a, b = played(np.arange(N)), played(sigma)
     assert a.summary["success"] == 1.0  # the flood gathers everything in 9 rounds
-    assert a.summary == b.summary
-    assert a.summary["invalid_records"] == 0
-    # an answer that names agents by index renames with them; the rest is per agent, carried
-    same = [c for c in a.agents if c not in ("answer",)]
-    assert relabel(pa.table({c: a.agents[c] for c in same}), ("agent",), sigma) == relabel(
-        pa.table({c: b.agents[c] for c in same}), ("agent",), identity
-    )
-    assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
-        b.table("traces"), ("writer", "receiver"), identity
-    )
-    # a message's text names the owners of the shards it carries (renamed with them): compared without it
-    untexted = [c for c in a.table("messages").column_names if c != "text"]
-    assert relabel(a.table("messages").select(untexted), ("sender", "receiver"), sigma) == relabel(
-        b.table("messages").select(untexted), ("sender", "receiver"), identity
-    )
+    # an answer may name agents (renamed with them), a message's text the owners of its shards
+    check_relabelled(a, b, sigma, messages=("text",), without=("answer",))
     assert a.summary["traces_written"] > 0
 
 
-# AgentsNet: an agent's label is its index: relabelling by sigma gives agent sigma(i) agent i's name and
-# edges; a draw per directed edge goes to the edge's image.
 NET_PROBLEMS = ("coloring", "vertex_cover", "matching", "leader_election", "consensus")
 
 
-def net_cells(problem: str, method: dict[str, Any]) -> list[dict[str, Any]]:
-    config = {
-        "tasks": {"t": {"kind": "agentsnet", "problem": problem, "family": "delaunay"}},
-        "methods": {"m": method},
-        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [4]}},
-    }
-    return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
-
-
-def play_net(cell_list, monkeypatch, sigma: np.ndarray, policy=None):
+@pytest.mark.parametrize("problem", NET_PROBLEMS)
+@pytest.mark.parametrize("controller", CONTROLLERS)
+def test_relabelling_an_agentsnet_episode_relabels_its_records_and_keeps_its_scores(problem, controller, monkeypatch):
     from hivebench.suites.agentsnet import task as net_task
     from hivebench.suites.agentsnet.graphs import graph_from_edges
 
-    original = net_task.instance
-    graph = original("delaunay", N, 4)
-    relabelled = graph_from_edges(sigma[graph.edges], tuple(graph.names[i] for i in np.argsort(sigma)))
-    keys = np.repeat(np.arange(N), np.diff(relabelled.indptr)) * N + relabelled.indices  # sorted: CSR order
-    src = np.repeat(np.arange(N), np.diff(graph.indptr))
-    edges = np.searchsorted(keys, sigma[src] * N + sigma[graph.indices])
+    cells = one_cell({"kind": "agentsnet", "problem": problem, "family": "delaunay"}, 4)
+    sigma = np.random.default_rng(5).permutation(N)
+    graph = net_task.instance("delaunay", N, 4)
 
-    monkeypatch.setattr(net_task, "instance", lambda family, n, seed: relabelled)
-    monkeypatch.setattr(loop, "Streams", lambda seeds, name: Relabelled(seeds, name, sigma, edges))
-    if policy is not None:
-        impl = loop.METHODS["fixedswarm"].impl("agentsnet")
-        monkeypatch.setattr(type(impl), "load", lambda self: policy)
-    try:
-        return loop.play_block(cell_list)[0]
-    finally:
-        monkeypatch.undo()
+    def played(sigma: np.ndarray):
+        relabelled = graph_from_edges(sigma[graph.edges], tuple(carried(graph.names, sigma)))
+        keys = np.repeat(np.arange(N), np.diff(relabelled.indptr)) * N + relabelled.indices  # sorted: CSR order
+        src = np.repeat(np.arange(N), np.diff(graph.indptr))
+        edges = np.searchsorted(keys, sigma[src] * N + sigma[graph.indices])  # each directed edge's image
+        monkeypatch.setattr(net_task, "instance", lambda family, n, seed: relabelled)
+        return play(cells, monkeypatch, sigma, controller, edges)
 
-
-@pytest.mark.parametrize("problem", NET_PROBLEMS)
-@pytest.mark.parametrize("controller", ["fixedswarm", "scripted"])
-def test_relabelling_an_agentsnet_episode_relabels_its_records_and_keeps_its_scores(problem, controller, monkeypatch):
-    cell_list = net_cells(problem, {"kind": "fixedswarm"})
-    policy = Scripted if controller == "scripted" else None
-    identity, sigma = np.arange(N), np.random.default_rng(5).permutation(N)
-    a = play_net(cell_list, monkeypatch, identity, policy)
-    b = play_net(cell_list, monkeypatch, sigma, policy)
-    assert a.summary == b.summary
-    assert a.summary["invalid_records"] == 0
-    assert relabel(pa.table(a.agents), ("agent",), sigma) == relabel(pa.table(b.agents), ("agent",), identity)
-    assert relabel(a.table("traces"), ("writer", "receiver"), sigma) == relabel(
-        b.table("traces"), ("writer", "receiver"), identity
-    )
-    assert relabel(a.table("messages"), ("sender", "receiver"), sigma) == relabel(
-        b.table("messages"), ("sender", "receiver"), identity
-    )
+    a, b = played(np.arange(N)), played(sigma)
+    check_relabelled(a, b, sigma, messages=())
     if problem != "matching":
         assert a.summary["traces_written"] > 0

@@ -93,3 +93,15 @@ class Adapter(Protocol):
 
     def budget(self, observation: Any) -> tuple[int, int | np.ndarray]:
         """(this round, the decision rounds of each agent's episode: one number, or one per agent)."""
+
+
+class GraphContacts:
+    """An adapter's part for a suite whose contacts are its block's graph (`observation.block`, a
+    hivebench.engine.block.GraphBlock) and whose actions do not move: every edge, both ways, is a
+    contact, and no record's heading compiles to a move."""
+
+    def contacts(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
+        return observation.block.src, observation.block.indices
+
+    def towards(self, observation: Any, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
+        return np.full(len(agent), -1)

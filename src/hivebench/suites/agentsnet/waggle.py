@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Evidence, Proposal
+from hivebench.agents.waggle.adapter import Evidence, GraphContacts, Proposal
 from hivebench.agents.waggle.claims import ClaimCodes
 from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.records import NONE
@@ -67,7 +67,7 @@ class AnonymousIndependentSet(IndependentSet):
         return self.draws.integers(0, self.per_episode, (self.edges.n,))
 
 
-class NetAdapter:
+class NetAdapter(GraphContacts):
     actions = ACTIONS
     wait = HOLD
 
@@ -141,12 +141,6 @@ class NetAdapter:
 
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return self.codes.decode(agent, claim)[0]
-
-    def contacts(self, views: NetViews) -> tuple[np.ndarray, np.ndarray]:
-        return views.block.src, views.block.indices
-
-    def towards(self, views: NetViews, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
-        return np.full(len(agent), -1)
 
     def act(
         self, views: NetViews, action: np.ndarray, messages: pa.StringArray | None, incident: Incident

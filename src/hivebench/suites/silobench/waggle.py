@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Evidence, Proposal
+from hivebench.agents.waggle.adapter import Evidence, GraphContacts, Proposal
 from hivebench.agents.waggle.claims import ClaimCodes
 from hivebench.agents.waggle.field import RECEIVER, WRITER, Incident
 from hivebench.agents.waggle.records import BIN_MAX, CLAIM, NONE, NOVELTY
@@ -87,7 +87,7 @@ class AnonymousFlood(Distributed):
         return Outbox(sender[kept], receiver[kept], payload=carried[kept])
 
 
-class SiloAdapter:
+class SiloAdapter(GraphContacts):
     actions = ACTIONS
     wait = HOLD
 
@@ -156,12 +156,6 @@ class SiloAdapter:
 
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return np.zeros(len(agent), dtype=np.int64)
-
-    def contacts(self, views: SiloViews) -> tuple[np.ndarray, np.ndarray]:
-        return views.block.src, views.block.indices
-
-    def towards(self, views: SiloViews, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
-        return np.full(len(agent), -1)
 
     def act(
         self, views: SiloViews, action: np.ndarray, messages: pa.StringArray | None, incident: Incident
