@@ -59,10 +59,13 @@ def test_fixedswarm_keeps_the_papers_counters_consistent():
     for task in ("pursuit", "foraging", "transport"):
         for record in play(task, "fixedswarm", seeds=(0, 1, 2), n=16, rounds=60):
             s = record.summary
-            assert s["writes_kept"] == s["traces_written"] <= s["candidate_writes"]
+            assert s["writes_kept"] <= s["candidate_writes"]
             assert s["spatial_repeats_blocked"] <= s["deposit_candidates"]
-            assert s["challenges"] <= s["challenges_verified"]
+            assert s["unverified_challenges_blocked"] == s["unverified_challenge_candidates"]  # it writes none
             assert s["relays_silenced"] <= s["relay_candidates_route_active"]
+            # the per-agent columns (from the field's traffic) against the summary's counts
+            assert int(np.sum(record.agents["traces_sent"])) == s["traces_written"]
+            assert int(np.sum(record.agents["traces_heard"])) == s["trace_deliveries"]
             modes = record.agents["mode"].to_pylist()
             written = sum(m in ("deposit", "relay", "challenge") for m in modes)
             assert written <= s["writes_kept"] <= written + modes.count("synthesize")  # a commit outranks its write
@@ -161,3 +164,10 @@ def test_episodes_of_different_lengths_in_one_block_keep_their_own_states():
     assert conformance.cell_problems(cells) == []
     records = play_block(cells)
     assert len({r.summary["rounds"] for r in records}) > 1
+
+
+def test_on_silobench_p2p_over_the_complete_topology_the_owners_send_their_own_shards():
+    task = {**SILO, "topology": "complete", "rounds": 2}
+    for record in silo_records("fixedswarm", n=80, seeds=1, task=task):
+        assert record.summary["success"] == 1.0
+        assert record.summary["messages"] == 80 * 79  # each owner to each other agent, once

@@ -45,7 +45,7 @@ def trace(
 
 
 def field(n: int = 4, episodes: int = 1, seeds: tuple[int, ...] | None = None) -> TraceField:
-    return TraceField(Block(n, episodes), Streams(list(seeds or range(episodes)), "field"))
+    return TraceField(Block(n, episodes), Streams(list(seeds or range(episodes)), "field"), n - 1)
 
 
 def all_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,7 +129,7 @@ def test_incident_records_are_shuffled_at_each_update_from_the_seed():
         out = []
         for _ in range(4):
             incident = f.deliver(pairs)
-            out.append(incident.of(0)[:, 1].tolist())
+            out.append(incident.traces[incident.receiver == 0][:, 1].tolist())
         return out
 
     a = orders(3)
@@ -274,3 +274,27 @@ def test_a_deposit_on_one_channel_needs_a_channel_the_writer_holds():
     )
     assert a.invalid.tolist() == [False, True]
     assert a.decisions.deposit[0, 0] == 17 and not a.decisions.deposits[1]
+
+
+def test_a_relay_must_fit_under_one_incident_trace_with_a_lower_ttl():
+    held = [(0, trace(4, novelty=4, ttl=2)), (0, trace(4, novelty=1, ttl=8))]
+
+    def relayed(**parts) -> bool:
+        d = Decisions.private(np.array([0]))
+        d.deposit[0] = trace(4, **parts)
+        return not admitted(d, own=[], held=held).invalid[0]
+
+    assert relayed(novelty=1, ttl=7)  # under the second trace
+    assert relayed(novelty=3, ttl=1)  # under the first
+    assert not relayed(novelty=3, ttl=5)  # novelty of the first, TTL of the second: under neither
+    assert not relayed(novelty=1, ttl=8)  # the same TTL: a trace could bounce for ever
+
+
+def test_an_agent_may_have_more_contacts_than_the_pool_holds_by_default():
+    n = POOL + 40
+    f = field(n=n)
+    incident = f.deliver(all_pairs(n))
+    f.send(0, (np.arange(n), np.array([trace(c) for c in range(1, n + 1)])))
+    incident = f.deliver(all_pairs(n))
+    mine = incident.traces[incident.receiver == 0][:, 0]
+    assert len(mine) == n - 1 and len(set(mine.tolist())) == n - 1 and mine.max() <= n - 1

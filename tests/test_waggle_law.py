@@ -12,18 +12,21 @@ import pyarrow as pa
 
 from hivebench.agents.fixedswarm.law import FixedSwarm
 from hivebench.agents.waggle.adapter import Evidence, Proposal
-from hivebench.agents.waggle.admit import keys
 from hivebench.agents.waggle.records import NONE
+from hivebench.config import method_entry, validate
 from hivebench.seeding import Streams
 
-PARAMS = {
-    "gate": {"channels": 2, "support": 8, "coherence": 0.6},
-    "ttl": 4,
-    "relay_min_support": 2,
-    "refresh_rounds": 12,
-    "event_once": True,
-    "decay_rounds": 2,
-}
+
+def params(**changes: Any) -> dict[str, Any]:
+    """FixedSwarm's parameters as the config check fills them in (its defaults), with `changes`."""
+    config = {
+        "tasks": {"t": {"kind": "swarmbench", "task": "pursuit"}},
+        "methods": {"m": {"kind": "fixedswarm", **changes}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
+    }
+    return method_entry(validate(config, "law.yaml")["methods"]["m"])
+
+
 STAY, UP = 0, 1
 
 
@@ -66,6 +69,9 @@ class Script:
         a, c, d = (np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
         return Evidence(a, c, d, np.full(len(rows), self.moving))
 
+    def most_contacts(self, step: int) -> int:
+        return self.n - 1
+
     def contacts(self, step: int) -> tuple[np.ndarray, np.ndarray]:
         w, r = np.nonzero(~np.eye(self.n, dtype=bool))
         return w, r
@@ -93,8 +99,8 @@ class Script:
         return {}
 
 
-def run(adapter: Script, rounds: int, **params: Any) -> FixedSwarm:
-    law = FixedSwarm({**PARAMS, **params}, Streams([0], "policy"), adapter)
+def run(adapter: Script, rounds: int, **changes: Any) -> FixedSwarm:
+    law = FixedSwarm(params(**changes), Streams([0], "policy"), adapter)
     for step in range(rounds):
         law.decide(step)
     return law
@@ -136,7 +142,7 @@ def test_a_relay_lowers_every_component_by_one_and_stops_at_the_cap():
 
 def test_relays_stop_when_support_falls_below_the_minimum():
     seen = {0: [(0, 101, 2)]}
-    law = run(Script(6, 10, seen), 10, relay_min_support=4)  # only first-hand traces (support 4) are relayed
+    law = run(Script(6, 10, seen), 10, relay={"min_support": 4})  # only first-hand traces (support 4) are relayed
     supports = [rows[:, 2 + 3].tolist() for _, rows in law.trace_field.delivered]
     assert min(s for row in supports for s in row) == 3  # one hop, never a second
 
@@ -195,7 +201,19 @@ def test_verified_conflict_reopens_a_commitment():
 
 def test_a_commitment_not_renewed_decays_and_expires():
     seen = {0: [(0, 101, 2), (1, 101, 2)]}
-    law = run(Script(3, 20, seen, route=[0, 1]), 20, decay_rounds=1)
+    law = run(Script(3, 20, seen, route=[0, 1]), 20, commitment={"decay_rounds": 1})
     assert law.commitment[2, 0] == NONE
     assert law.summary(0)["commitments_expired"] >= 1
-    assert keys(np.array([2]), np.array([101]))[0] > 0
+
+
+def test_a_commitment_loses_a_bin_every_decay_rounds_after_its_last_renewal():
+    seen = {0: [(0, 101, 2), (1, 101, 2)]}  # agent 2's gate passes while the two traces live (TTL 4)
+    law = FixedSwarm(params(), Streams([0], "policy"), Script(3, 12, seen, route=[0, 1]))  # decay_rounds: 2
+    confidence = []
+    for step in range(12):
+        law.decide(step)
+        confidence.append(int(law.commitment[2, 1]) if law.commitment[2, 0] == 101 else None)
+    # made in round 1 with confidence 8 // 4 = 2 and renewed to round 4, while the traces were
+    # incident; then a bin lost in rounds 6, 8 and 10, where it ends
+    assert confidence == [None, 2, 2, 2, 2, 2, 1, 1, 0, 0, None, None]
+    assert law.summary(0)["commitments_expired"] == 1 and law.summary(0)["commits"] == 1

@@ -3,20 +3,22 @@ inhibition, quorum, reopening, decay, and expiry", writing the same decision rec
 would, through the same validator and compiler. Each agent, each round, from its own view alone:
 
 1. Challenge: a claim on its incident channels that its own view shows false (verified conflict) gets
-   a challenge trace (conflict 4), once, unless one is already there. A claim contradicted by another
-   of its kind that the agent cannot verify is an unverified challenge candidate: blocked, counted.
+   a challenge trace (`challenge`: novelty, support and conflict), once, unless one is already there.
+   A claim contradicted by another of its kind that the agent cannot verify is an unverified
+   challenge candidate: blocked, counted.
 2. Deposit: what it sees itself (its adapter's first evidence row: what it wants, nearest first), as a
-   trace with novelty 4 (2 for a repeat), support 4, no conflict, TTL `ttl`. Local-fingerprint
-   duplicate suppression: the same claim in the same direction again is a spatial repeat, blocked,
-   until `refresh_rounds` rounds after the agent last wrote it (a controlled refresh: moving
-   evidence); a stationary claim is written once (`event_once`).
+   trace (`deposit`: novelty, or `repeat_novelty` for a claim it wrote before, and support), no
+   conflict, TTL `ttl`. Local-fingerprint duplicate suppression: the same claim in the same direction
+   again is a spatial repeat, blocked, until `refresh_rounds` rounds after the agent last wrote it (a
+   controlled refresh: moving evidence); a stationary claim is written once (`event_once`).
 3. Relay: else the strongest conflict-free incident claim it neither sees nor has written or relayed,
-   with novelty, support and TTL one lower (per-hop cap: support at least `relay_min_support`,
-   novelty and TTL left to lower). An agent whose proposal follows its own evidence (route-active)
-   does not relay a claim of the kind its own evidence is of (silenced: private-route protection).
+   each of novelty, support and TTL `relay.step` lower (per-hop cap: only a trace with support, novelty
+   and TTL at least `relay.min_support`, `relay.min_novelty` and `relay.min_ttl`). An agent whose
+   proposal follows its own evidence (route-active) does not relay a claim of the kind its own
+   evidence is of (silenced: private-route protection).
 4. Commit: to the strongest claim the candidate-ready gate passes on its channels, that it would move
-   for and does not refute (verified-conflict inhibition), confidence support // 4 (at most 4); the
-   runtime renews, decays and reopens it.
+   for and does not refute (verified-conflict inhibition), confidence support // `commitment.
+   support_per_bin` (at most 4); the runtime renews, decays (`commitment.decay_rounds`) and reopens it.
 
 One trace per decision: a challenge before a deposit before a relay. Every candidate is counted.
 """
@@ -46,9 +48,11 @@ class FixedSwarm(WaggleRuntime):
         super().__init__(params, rng, adapter)
         gate = params["gate"]
         self.gate = gates.Gate(int(gate["channels"]), int(gate["support"]), float(gate["coherence"]))
-        self.written: dict[int, tuple[int, int]] = {}  # agent * KEY + claim -> (round, direction) it last wrote
-        self.relayed: set[int] = set()  # agent * KEY + claim it has relayed
-        self.challenged: set[int] = set()  # agent * KEY + claim it has challenged
+        self.ttl = int(params["ttl"])
+        self.deposit, self.challenge, self.relay = params["deposit"], params["challenge"], params["relay"]
+        self.written: dict[int, tuple[int, int]] = {}  # keys(agent, claim) -> (round, direction) it last wrote
+        self.relayed: set[int] = set()  # keys(agent, claim) it has relayed
+        self.challenged: set[int] = set()  # keys(agent, claim) it has challenged
 
     def law(self, c: Context) -> Decisions:
         adapter, live = self.adapter, c.live
@@ -71,8 +75,9 @@ class FixedSwarm(WaggleRuntime):
         if len(best):
             best = best[np.lexsort((-grouped.support[best], grouped.agent[best]))]
             best = best[first_per(grouped.agent[best])]
+            per_bin = int(self.params["commitment"]["support_per_bin"])
             d.commit[grouped.agent[best], 0] = grouped.claim[best]
-            d.commit[grouped.agent[best], 1] = np.minimum(BIN_MAX, grouped.support[best] // 4)
+            d.commit[grouped.agent[best], 1] = np.minimum(BIN_MAX, grouped.support[best] // per_bin)
         return d
 
     def _challenge(
@@ -92,24 +97,21 @@ class FixedSwarm(WaggleRuntime):
         contested = np.isin(keys(grouped.agent, kind), kinds[distinct > 1])
         held = keys(grouped.agent, grouped.claim)
         open_ = on & (grouped.conflict == 0) & ~np.isin(held, own) & ~np.isin(held, list(self.challenged))
-        rows = np.flatnonzero((contested | refuted) & open_)
-        verified = refuted[rows]
-        c.count("unverified_challenges_blocked", grouped.agent[rows[~verified]])
-        rows = rows[verified]
-        if not len(rows):
-            return
-        c.count("challenges_verified", grouped.agent[rows])
+        unverified = np.flatnonzero(contested & ~refuted & open_)
+        c.count("unverified_challenge_candidates", grouped.agent[unverified])
+        c.count("unverified_challenges_blocked", grouped.agent[unverified])  # this rule never writes one
+        rows = np.flatnonzero(refuted & open_)
         c.count("candidate_writes", grouped.agent[rows])
         rows = rows[first_per(grouped.agent[rows])]
         agent = grouped.agent[rows]
         self.challenged.update(held[rows].tolist())
+        ch = self.challenge
         d.deposit[agent] = np.stack(
             [np.zeros(len(rows), np.int64), grouped.claim[rows]]
-            + [np.full(len(rows), v) for v in (BIN_MAX, BIN_MAX, BIN_MAX, int(self.params["ttl"]), NONE)],
+            + [np.full(len(rows), int(v)) for v in (ch["novelty"], ch["support"], ch["conflict"], self.ttl, NONE)],
             axis=1,
         )
         chosen[agent] = True
-        c.count("challenges", agent)
 
     def _deposit(self, c: Context, d: Decisions, chosen: np.ndarray) -> None:
         ev = c.evidence
@@ -118,24 +120,22 @@ class FixedSwarm(WaggleRuntime):
         c.count("deposit_candidates", ev.agent[rows])
         c.count("candidate_writes", ev.agent[rows])
         refresh, once = int(self.params["refresh_rounds"]), bool(self.params["event_once"])
-        for row in rows.tolist():
+        for row, key in zip(rows.tolist(), keys(ev.agent[rows], ev.claim[rows]).tolist()):
             agent, claim, direction = int(ev.agent[row]), int(ev.claim[row]), int(ev.direction[row])
-            key = agent * (1 << 32) + claim
             last = self.written.get(key)
-            novelty = BIN_MAX
+            novelty = int(self.deposit["novelty"])
             if last is not None:
                 repeat = last[1] == direction
-                stale = c.step - last[0] >= refresh
-                if (not ev.moving[row] and once) or (repeat and not stale):
+                if (not ev.moving[row] and once) or (repeat and c.step - last[0] < refresh):
                     c.count("spatial_repeats_blocked", [agent])
                     continue
-                if repeat:
-                    c.count("refreshes", [agent])
-                novelty = BIN_MAX // 2
-            if chosen[agent]:
+                novelty = int(self.deposit["repeat_novelty"])
+            if chosen[agent]:  # its challenge goes first
                 continue
+            if last is not None and last[1] == direction:
+                c.count("refreshes", [agent])
             self.written[key] = (c.step, direction)
-            d.deposit[agent] = (0, claim, novelty, BIN_MAX, 0, int(self.params["ttl"]), direction)
+            d.deposit[agent] = (0, claim, novelty, int(self.deposit["support"]), 0, self.ttl, direction)
             chosen[agent] = True
 
     def _relay(self, c: Context, d: Decisions, chosen: np.ndarray) -> None:
@@ -144,12 +144,13 @@ class FixedSwarm(WaggleRuntime):
             return
         own = keys(c.evidence.agent, c.evidence.claim)
         held = keys(receiver, traces[:, CLAIM])
+        relay, step = self.relay, int(self.relay["step"])
         open_ = (
             c.live[receiver]
             & (traces[:, CONFLICT] == 0)
-            & (traces[:, SUPPORT] >= int(self.params["relay_min_support"]))
-            & (traces[:, NOVELTY] >= 1)
-            & (traces[:, TTL] >= 2)
+            & (traces[:, SUPPORT] >= max(int(relay["min_support"]), step))
+            & (traces[:, NOVELTY] >= max(int(relay["min_novelty"]), step))
+            & (traces[:, TTL] >= max(int(relay["min_ttl"]), step + 1))
             & ~np.isin(held, own)
             & ~np.isin(held, [*self.relayed, *self.written])
         )
@@ -166,9 +167,9 @@ class FixedSwarm(WaggleRuntime):
         c.count("relays_silenced", agent[rival])
         keep = ~rival & ~chosen[agent]
         rows, agent = rows[keep], agent[keep]
-        relay = traces[rows].copy()
-        relay[:, 0] = 0
-        relay[:, [NOVELTY, SUPPORT, TTL]] -= 1
-        d.deposit[agent] = relay
+        lowered = traces[rows].copy()
+        lowered[:, 0] = 0
+        lowered[:, [NOVELTY, SUPPORT, TTL]] -= step
+        d.deposit[agent] = lowered
         chosen[agent] = True
-        self.relayed.update(keys(agent, relay[:, CLAIM]).tolist())
+        self.relayed.update(keys(agent, lowered[:, CLAIM]).tolist())

@@ -13,8 +13,6 @@ import pyarrow as pa
 from hivebench.agents.waggle.field import Incident
 from hivebench.seeding import Streams
 
-MEDIA = ("silent", "native", "field")
-
 
 @dataclass(frozen=True)
 class Proposal:
@@ -56,12 +54,15 @@ class Adapter(Protocol):
         """(agents, actions) bool: the native actions each agent may take."""
 
     def proposal(self, observation: Any, medium: str) -> Proposal:
-        """Every agent's private proposal, for a method that talks through `medium` (MEDIA): silent
+        """Every agent's private proposal, for a method that talks through `medium`: silent
         (nothing goes out), native (the task's own messages) or field (the trace field, and what the
         suite's frames carry beside a trace)."""
 
     def contacts(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         """(writer, receiver) block agents that are in contact now (the field's channels)."""
+
+    def most_contacts(self, observation: Any) -> int:
+        """The most distinct contacts one agent can have in an episode."""
 
     def evidence(self, observation: Any) -> Evidence:
         """What each agent sees for itself, as claims."""
@@ -102,6 +103,9 @@ class GraphContacts:
 
     def contacts(self, observation: Any) -> tuple[np.ndarray, np.ndarray]:
         return observation.block.src, observation.block.indices
+
+    def most_contacts(self, observation: Any) -> int:
+        return int(observation.block.degrees.max())
 
     def towards(self, observation: Any, agent: np.ndarray, heading: np.ndarray) -> np.ndarray:
         return np.full(len(agent), -1)

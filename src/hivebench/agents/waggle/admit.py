@@ -9,8 +9,9 @@ write or commit." Here:
 - the action must be legal for the agent now;
 - a deposit's claim is one the agent sees itself (its evidence) or holds on an incident channel (a
   relay), never one it has not met; its channel is 0 (every contact) or a handle it holds;
-- a relay's novelty, support and TTL are at most the incident trace's ("relayable without increasing
-  trace components"), its conflict at most what the agent holds on the claim;
+- a relay is bounded by one incident trace of its claim ("relayable without increasing trace
+  components"): novelty, support and conflict at most that trace's, TTL below it (so a trace cannot
+  bounce between two agents for ever);
 - a trace whose conflict is positive and above what the agent holds on the claim is a challenge: the
   agent must verify the conflict itself (`Adapter.refutes`);
 - a commitment's claim is one the agent sees or holds;
@@ -68,6 +69,18 @@ def found(sorted_keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.n
     return sorted_keys[at] == values, at
 
 
+def _bounded(trace: np.ndarray, key: np.ndarray, held: np.ndarray, traces: np.ndarray) -> np.ndarray:
+    """Per deposit (its `key`), whether one incident trace of its claim (`held`: the sorted keys of
+    `traces`) bounds it: novelty, support and conflict at most that trace's, TTL below it."""
+    start, stop = np.searchsorted(held, key), np.searchsorted(held, key, side="right")
+    counts = stop - start
+    deposit = np.repeat(np.arange(len(key)), counts)
+    row = np.repeat(start - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+    parts = [NOVELTY, SUPPORT, CONFLICT]
+    fits = (trace[deposit][:, parts] <= traces[row][:, parts]).all(axis=1) & (trace[deposit, TTL] < traces[row, TTL])
+    return np.bincount(deposit, weights=fits, minlength=len(key)) > 0
+
+
 def admit(
     decisions: Decisions,
     proposal: np.ndarray,
@@ -100,7 +113,7 @@ def admit(
     # conflict beyond what the agent holds on the claim is its own challenge; a relay passes on what it holds
     challenge = (trace[:, CONFLICT] > 0) & ~(in_field & (trace[:, CONFLICT] <= bound[:, CONFLICT]))
     relay = ~seen & in_field & ~challenge
-    within = (trace[:, [NOVELTY, SUPPORT, TTL]] <= bound[:, [NOVELTY, SUPPORT, TTL]]).all(axis=1)
+    within = _bounded(trace, key, held, traces)
     verified = np.ones(len(writer), dtype=bool)
     if challenge.any():
         verified[challenge] = refutes(writer[challenge], trace[challenge, CLAIM])

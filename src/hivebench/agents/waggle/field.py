@@ -6,9 +6,10 @@
 - A trace reaches every contact of its writer (channel 0) or the one contact its channel names. On the
   receiver it sits on the channel of its writer, replacing the trace that channel held.
 - "Channel handles are sampled from an episode-local pool, randomized per node, and fixed only within
-  that episode": each agent draws a permutation of the pool (POOL handles, whatever N is) and gives
-  its contacts the next ones as it first meets them, several new in one round in the order of their
-  node keys (a node-indexed draw, so no agent's index decides it).
+  that episode": each agent draws a permutation of the pool (POOL handles, whatever N is, or as many
+  as an agent can have contacts where that is more) and gives its contacts the next ones as it first
+  meets them, several new in one round in the order of their node keys (a node-indexed draw, so no
+  agent's index decides it).
 - TTL: a trace delivered with TTL k is incident for k local updates, then expires.
 - "Incident records are seed-controlled shuffled at each local update": each agent's records are
   ordered by an affine permutation of its handles drawn afresh for it every round.
@@ -27,7 +28,7 @@ from hivebench.agents.waggle.records import CHANNEL, TRACE_PARTS, TTL
 from hivebench.engine.block import Block
 from hivebench.seeding import Streams
 
-POOL = 256  # handles per agent: more than any agent's contacts in an episode (N <= 128)
+POOL = 256  # handles per agent, at least: more than any agent's contacts in an episode at N <= 257
 PRIME = 257  # the modulus of the shuffle's affine permutation (a prime above POOL)
 TRACE_SCHEMA = pa.schema(
     [("step", pa.int32()), ("writer", pa.int32()), ("receiver", pa.int32())]
@@ -55,20 +56,18 @@ class Incident:
     def traces(self) -> np.ndarray:
         return self.rows[:, PARTS]
 
-    def of(self, agent: int) -> np.ndarray:
-        """One agent's traces (records, 7)."""
-        return self.traces[self.receiver == agent]
-
 
 class TraceField:
-    """A medium (hivebench.engine.api.Medium) whose outbox is a round's deposits: (writers, traces)."""
+    """A medium (as hivebench.engine.api.Medium: send, deliver, traffic, counts, tables) whose outbox is
+    a round's deposits, (writers, traces), and whose delivery takes the contacts."""
 
-    def __init__(self, block: Block, rng: Streams):
+    def __init__(self, block: Block, rng: Streams, contacts: int):
+        """`contacts`: the most contacts an agent can have in an episode."""
         self.block = block
         self.rng = rng
-        agents = block.agents
+        agents, pool = block.agents, max(POOL, contacts)
         self.key = rng.random((agents,))  # each node's key: the order several new contacts get handles in
-        self.pool = np.argsort(rng.random((agents, POOL)), axis=1) + 1  # handles 1..POOL, per node
+        self.pool = np.argsort(rng.random((agents, pool)), axis=1) + 1  # handles 1..pool, per node
         self.used = np.zeros(agents, dtype=np.int64)  # handles each node has given out
         self.pairs = np.zeros(0, dtype=np.int64)  # sorted receiver * agents + writer of every channel so far
         self.handles = np.zeros(0, dtype=np.int64)  # their handles
@@ -98,23 +97,18 @@ class TraceField:
             r, new = r[order], new[order]
             first = np.searchsorted(r, r)  # each new pair's rank among its receiver's new ones
             rank = self.used[r] + np.arange(len(r)) - first
-            if rank.max() >= POOL:
-                raise RuntimeError(f"an agent met more than {POOL} contacts: raise hivebench.agents.waggle.field.POOL")
-            handles = self.pool[r, rank]
+            handles = self.pool[r, rank]  # an IndexError here: the adapter's `most_contacts` was too few
             self.used += np.bincount(r, minlength=agents)
             keep = np.argsort(np.concatenate([self.pairs, new]), kind="stable")
             self.pairs = np.concatenate([self.pairs, new])[keep]
             self.handles = np.concatenate([self.handles, handles])[keep]
         return self.handles[np.searchsorted(self.pairs, keys)]
 
-    def deliver(
-        self, where: tuple[np.ndarray, np.ndarray] | None = None, running: np.ndarray | None = None
-    ) -> Incident:
-        """One local update, given the contacts now, (writer, receiver) pairs: what was incident ages by
-        one update (expiring at TTL 0), the staged deposits arrive, and each agent's records are shuffled.
-        `running`: (episodes,) whose episode goes on (the others' fields are dropped, uncounted)."""
-        assert where is not None
-        writer, receiver = where
+    def deliver(self, contacts: tuple[np.ndarray, np.ndarray], running: np.ndarray | None = None) -> Incident:
+        """One local update, given the `contacts` now, (writer, receiver) pairs: what was incident ages
+        by one update (expiring at TTL 0), the staged deposits arrive, and each agent's records are
+        shuffled. `running`: (episodes,) whose episode goes on (the others' fields are dropped, uncounted)."""
+        writer, receiver = contacts
         handles = self.channel(receiver, writer)  # every contact has a handle from its first meeting on
         aged = self.rows.copy()
         if running is not None:

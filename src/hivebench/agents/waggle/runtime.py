@@ -14,8 +14,10 @@ state" (the fixed native action compilation):
 - AUTO (no intent): FIELD when the agent holds a commitment and its proposal follows no evidence of its
   own, else the task action.
 
-A commitment decays: its confidence falls by one every `decay_rounds` rounds unless the gate renews it,
-and it ends at zero; verified conflict on its claim reopens it at once.
+A commitment decays: its confidence falls by one every `commitment.decay_rounds` rounds after the
+round it was made or last renewed, and it ends when it would fall below zero. Verified conflict on its
+claim reopens it at once: the agent's own view refuting the claim, or a challenge trace on one of its
+channels (the validator admits a challenge only from a writer that verified it).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ COUNTERS = (
     "spatial_repeats_blocked",
     "refreshes",
     "challenges",
-    "challenges_verified",
+    "unverified_challenge_candidates",
     "unverified_challenges_blocked",
     "relay_candidates_route_active",
     "relays_silenced",
@@ -86,9 +88,8 @@ class Context:
 
 
 class WaggleRuntime(Policy):
-    """A method on the Waggle runtime, talking through `medium` (hivebench.agents.waggle.adapter.MEDIA):
-    silent, native (the task's own messages) or field (the trace field); `law` makes each round's
-    records."""
+    """A method on the Waggle runtime, talking through `medium`: silent, native (the task's own
+    messages) or field (the trace field); `law` makes each round's records."""
 
     medium = "silent"
 
@@ -107,7 +108,11 @@ class WaggleRuntime(Policy):
         agents = len(self.adapter.live(observation))
         self.block = Block(agents // len(self.rng), len(self.rng))
         self.adapter.start(observation, self.rng.seeds, self.rng.child("adapter"), self.params)
-        self.trace_field = TraceField(self.block, self.rng.child("field")) if self.field else None
+        self.trace_field = (
+            TraceField(self.block, self.rng.child("field"), self.adapter.most_contacts(observation))
+            if self.field
+            else None
+        )
         self.commitment = np.full((agents, 2), NONE, dtype=np.int64)  # claim, confidence
         self.renewed = np.zeros(agents, dtype=np.int64)  # the round the commitment was last made or renewed
         self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS}
@@ -136,6 +141,8 @@ class WaggleRuntime(Policy):
         d = admitted.decisions
         writers = np.flatnonzero(d.deposits & live)
         context.count("writes_kept", writers)
+        # a challenge is a write of conflict that relays none (every one admitted is verified)
+        context.count("challenges", writers[(d.deposit[writers, CONFLICT] > 0) & ~admitted.relay[writers]])
         context.count("invalid_records", np.flatnonzero(admitted.invalid & live))
         if self.trace_field is not None:
             self.trace_field.send(context.step, (writers, d.deposit[writers]))
@@ -183,7 +190,8 @@ class WaggleRuntime(Policy):
         )
 
     def _reopen(self, context: Context) -> None:
-        """Verified conflict on a commitment reopens it; one not renewed decays and expires."""
+        """Verified conflict on a commitment reopens it; one for a claim the agent would no longer move
+        for ends."""
         held = np.flatnonzero(self.commitment[:, 0] != NONE)
         if not len(held):
             return
@@ -194,20 +202,23 @@ class WaggleRuntime(Policy):
         unwanted = ~self.adapter.wants(context.observation, held, claim)
         context.count("reopenings", held[refuted])
         self.commitment[held[refuted | unwanted]] = NONE
-        decay = int(self.params["decay_rounds"])
-        old = held[~refuted & ~unwanted]
-        falls = old[(context.step - self.renewed[old]) % decay == decay - 1]
+
+    def _commit(self, context: Context, d: Decisions) -> None:
+        """The round's commitments made or renewed; every other one decays, and ends below zero."""
+        committing = (d.commit[:, 0] != NONE) & context.live
+        new = np.flatnonzero(committing & (self.commitment[:, 0] != d.commit[:, 0]))
+        context.count("commits", new)
+        self.commitment[committing] = d.commit[committing]
+        self.renewed[committing] = context.step
+        held = np.flatnonzero((self.commitment[:, 0] != NONE) & ~committing)
+        if not len(held):
+            return
+        decay = int(self.params["commitment"]["decay_rounds"])
+        falls = held[(context.step - self.renewed[held]) % decay == 0]
         self.commitment[falls, 1] -= 1
         ended = falls[self.commitment[falls, 1] < 0]
         context.count("commitments_expired", ended)
         self.commitment[ended] = NONE
-
-    def _commit(self, context: Context, d: Decisions) -> None:
-        committing = np.flatnonzero((d.commit[:, 0] != NONE) & context.live)
-        new = committing[self.commitment[committing, 0] != d.commit[committing, 0]]
-        context.count("commits", new)
-        self.commitment[committing] = d.commit[committing]
-        self.renewed[committing] = context.step
 
     def _compile(self, context: Context, d: Decisions) -> np.ndarray:
         """The native actions of the admitted records (the fixed compilation)."""
@@ -239,16 +250,25 @@ class WaggleRuntime(Policy):
 
     def columns(self, episode: int) -> dict[str, Any]:
         """Per (state, agent): the mode of the record that led to the state ("" at state 0 and for an
-        agent without a decision) and how many traces it held when it decided."""
+        agent without a decision) and how many traces it held when it decided; with the field, how
+        many traces it wrote in that round and how many of that round's traces reached it."""
         n = self.block.n
         own = slice(episode * n, (episode + 1) * n)
         rounds = [t for t, running in enumerate(self.running) if running[episode]]
-        modes = np.concatenate([np.full(n, -1), *(self.modes[t][own] for t in rounds)]).astype(np.int32)
-        held = np.concatenate([np.zeros(n, np.int16), *(self.incident_sizes[t][own] for t in rounds)])
-        return {
+
+        def by_state(per_round: Any, first: int, dtype: type) -> np.ndarray:
+            return np.concatenate([np.full(n, first, dtype), *(per_round[t][own] for t in rounds)]).astype(dtype)
+
+        modes = by_state(self.modes, -1, np.int32)
+        columns: dict[str, Any] = {
             "mode": pa.DictionaryArray.from_arrays(pa.array(modes + 1), pa.array(["", *MODES])),
-            "incident": held,
+            "incident": by_state(self.incident_sizes, 0, np.int16),
         }
+        if self.trace_field is not None:
+            traffic = self.trace_field.traffic(len(self.running))
+            columns["traces_sent"] = by_state(traffic["sent"], 0, np.int16)
+            columns["traces_heard"] = by_state(traffic["received"], 0, np.int16)
+        return columns
 
     def summary(self, episode: int) -> dict[str, Any]:
         counts = {name: int(values[episode]) for name, values in self.counters.items()}

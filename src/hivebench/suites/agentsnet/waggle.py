@@ -4,7 +4,8 @@
 - Private proposal: the problem's distributed algorithm (hivebench.suites.agentsnet.baselines, each
   agent's next messages and, at its round R, its answer). NativeMsg and FixedSwarm send its messages;
   NoComm's agents send nothing and answer at round R what the algorithm answers from its first state
-  (each agent its own leader, its own bit, its first colour, in the independent set, unmatched). The
+  (each agent its own leader, its own bit, its first colour, undecided in the independent set and so
+  in the cover, unmatched). The
   independent set breaks a tie of priorities by a node-indexed random key, not by the agents'
   indices (`AnonymousIndependentSet`), and draws its priorities round by round.
 - Actions: SEND and HOLD in the message rounds, ANSWER in round R.
@@ -60,7 +61,9 @@ class AnonymousIndependentSet(IndependentSet):
         self.draws = rng.child("priorities")
         keys = rng.child("order").random((agents,))
         self.order = np.empty(agents, dtype=np.int64)
-        self.order[np.argsort(keys, kind="stable")] = np.arange(agents)  # within an episode, in key order
+        self.order[np.argsort(keys, kind="stable")] = np.arange(
+            agents
+        )  # ranks in key order (compared within an episode)
         self.last = np.zeros(agents, dtype=np.int64)
 
     def priority(self, step: int) -> np.ndarray:

@@ -43,16 +43,18 @@ SEND, HOLD, ANSWER = range(len(ACTIONS))
 
 class Arrivals(Holdings):
     """Holdings that also keep, per agent and shard, every port the shard arrived on (a bitmask of the
-    agent's CSR slots) in the round it first arrived."""
+    agent's CSR slots: at most 63 ports) in the round it first arrived, where the flood passes shards
+    on (`ports`; where owners send their own alone, nothing needs it)."""
 
     came: np.ndarray
+    ports = False
 
     def read(self, views: SiloViews) -> np.ndarray:
         if self.known is None:
             self.start(views)
             self.came = np.zeros(self.known.shape, dtype=np.int64)
         inbox, block = views.inbox, views.block
-        if len(inbox.receiver):
+        if self.ports and len(inbox.receiver):
             assert inbox.outbox.payload is not None and self.known is not None
             rows, owners = np.nonzero(inbox.outbox.payload[inbox.message] & ~self.known[inbox.receiver])
             receiver, sender = inbox.receiver[rows], inbox.sender[rows]
@@ -68,6 +70,10 @@ class AnonymousFlood(Distributed):
     def __init__(self, params: dict[str, Any], rng: Streams):
         super().__init__(params, rng)
         self.holdings = Arrivals()
+
+    def decide(self, views: SiloViews) -> SiloActions:
+        self.holdings.ports = not self.own_only(views)  # on degree-three ports
+        return super().decide(views)
 
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
         if self.own_only(views):

@@ -167,6 +167,9 @@ class SwarmAdapter:
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return self.codes.decode(agent, claim)[0]
 
+    def most_contacts(self, views: SwarmViews) -> int:
+        return views.n - 1  # over an episode, an agent may come near every other
+
     def contacts(self, views: SwarmViews) -> tuple[np.ndarray, np.ndarray]:
         n, r = self.n, views.cells.shape[1] // 2
         agents = len(views.present)
