@@ -47,6 +47,11 @@ class Task(Protocol):
 
     n: int  # agents per episode
     horizon: int  # decision rounds of the block's longest episode
+    # A task that can relabel its agents (the Waggle relabelling check, hivebench.engine.conformance)
+    # has `relabelling`: set before `reset` to a permutation sigma, every episode starts with agent
+    # sigma(i) where agent i would have started (its state, its place in the graph); after reset,
+    # `edge_image`: where each directed edge (its CSR position in the block) went, or None; and
+    # `indexed_text`: the table columns whose text names agents by index (not comparable after it).
 
     def reset(self, seeds: Sequence[int]) -> None:
         """Start one episode per seed; every random draw comes from a named stream of its seed

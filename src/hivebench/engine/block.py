@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -19,6 +19,32 @@ def csr(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     dst = np.concatenate([edges[:, 1], edges[:, 0]])
     indptr = np.concatenate([[0], np.cumsum(np.bincount(src, minlength=n))])
     return indptr, dst[np.lexsort((dst, src))]
+
+
+def carried(values: Any, sigma: np.ndarray) -> Any:
+    """Node-indexed values (an array, or a sequence of anything) relabelled by `sigma`: node i's at
+    sigma(i)."""
+    if isinstance(values, np.ndarray):
+        out = np.empty_like(values)
+        out[sigma] = values
+        return out
+    moved = [None] * len(values)
+    for i, value in enumerate(values):
+        moved[sigma[i]] = value
+    return type(values)(moved) if isinstance(values, tuple) else moved
+
+
+def relabel_csr(
+    indptr: np.ndarray, indices: np.ndarray, sigma: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A graph's CSR adjacency with node i renamed sigma(i): (indptr, indices, image), image[e] the
+    position there of the directed edge at position e here."""
+    n = len(indptr) - 1
+    src = np.repeat(np.arange(n), np.diff(indptr))
+    pairs = np.stack([src, indices], axis=1)
+    new_indptr, new_indices = csr(sigma[pairs[pairs[:, 0] < pairs[:, 1]]], n)
+    keys = np.repeat(np.arange(n), np.diff(new_indptr)) * n + new_indices  # ascending: CSR order
+    return new_indptr, new_indices, np.searchsorted(keys, sigma[src] * n + sigma[indices])
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: the arrays have no single truth value

@@ -15,7 +15,15 @@ episode job runs) and raises ConformanceError, naming the check, the cell and wh
 - check_seed_matters: the seed reaches the random streams: the example's method plays two seeds
   differently;
 - check_refusals: a method kind that does not serve the suite is refused by the config check, which
-  names the method and the suite.
+  names the method and the suite;
+- check_relabelling (suites with a Waggle adapter, `Suite.waggle`, whose task can relabel its agents:
+  `Task.relabelling`): Proposition 1 of the Waggle paper. Relabelling the agents by a permutation
+  (their starting state, their place in the graph, and every node- or edge-indexed random draw
+  carried to its image) relabels the episode's records and leaves its summary (scores, counts)
+  unchanged, under the cell's method (FixedSwarm, say) or the scripted controller
+  (hivebench.agents.waggle.scripted). Compared: the summary, and every table's rows with the agent
+  columns renamed, less the columns whose text names agents by index (the task's `indexed_text`:
+  Silo-Bench's answers and message texts).
 
 The cells come from the suite's example (`Suite.example`): the smallest task, population and method
 that exercise it, expanded by the config check as a study's would be (`example_cells`).
@@ -61,15 +69,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import EpisodeRecord
-from hivebench.engine.loop import play_block
+from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.engine.writer import stored
 from hivebench.paths import side_tables
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
+from hivebench.seeding import Streams
 from hivebench.suite import Suite
 
 Cell = dict[str, Any]
@@ -351,6 +361,81 @@ def check_refusals(suite: str | Suite) -> None:
 
 
 # What every method kind of a suite passes, on its example's cells (a block of several seeds).
+class RelabelledStreams(Streams):
+    """Streams whose draws of a row per agent put agent i's row at sigma(i), and whose draws of a row
+    per directed edge put edge e's at `edges[e]` (node- and edge-indexed draws carried to their images);
+    a draw of any other shape is an error: the check cannot carry it."""
+
+    def __init__(self, seeds: list[int], name: str, sigma: np.ndarray, edges: np.ndarray | None):
+        super().__init__(seeds, name)
+        self.sigma, self.edges = sigma, edges
+
+    def child(self, name: str) -> Streams:
+        return RelabelledStreams(self.seeds, f"{self.name}/{name}", self.sigma, self.edges)
+
+    def _draw(self, kind: Any, shape: tuple[int, ...], split: Any) -> np.ndarray:
+        out = super()._draw(kind, shape, split)
+        if shape[0] == len(self.sigma):
+            image = self.sigma
+        elif self.edges is not None and shape[0] == len(self.edges):
+            image = self.edges
+        else:
+            raise ConformanceError(
+                f"stream {self.name!r}: a draw of shape {shape} is neither a row per agent nor per edge"
+            )
+        moved = np.empty_like(out)
+        moved[image] = out
+        return moved
+
+
+AGENT_COLUMNS = ("agent", "sender", "receiver", "writer")  # columns holding agent indices (-1: none)
+
+
+def _relabelled_rows(table: pa.Table, sigma: np.ndarray, indexed: tuple[str, ...]) -> list[tuple]:
+    """A table's rows, without the columns whose text names agents by index (`indexed`) and with its
+    agent columns mapped through sigma, sorted."""
+    data = stored(table).to_pydict()
+    names = sorted(set(data) - set(indexed))
+    for name in set(names) & set(AGENT_COLUMNS):
+        data[name] = [v if v is None or v < 0 else int(sigma[v]) for v in data[name]]
+    return sorted(zip(*(map(repr, data[name]) for name in names)))
+
+
+def _play_relabelled(cell: Cell, sigma: np.ndarray, target: Any) -> tuple[EpisodeRecord, tuple[str, ...]]:
+    """The episode, and the columns of its tables whose text names agents by index (`indexed_text`)."""
+    task = make_task(cell)
+    task.relabelling = sigma
+    task.reset([cell["seed"]])
+    streams = RelabelledStreams([cell["seed"]], "policy", sigma, task.edge_image)
+    return run(task, make_policy([cell], streams, target))[0], tuple(getattr(task, "indexed_text", ()))
+
+
+def check_relabelling(cells: list[Cell], scripted: bool = False, seed: int = 0) -> None:
+    """The first cell relabelled by a random permutation (from `seed`) gives its episode relabelled,
+    under the cell's method, or with `scripted` the scripted controller in its place."""
+    from hivebench.agents.waggle.scripted import ScriptedController
+
+    cell = cells[0]
+    target = ScriptedController if scripted else None
+    n = cell["population"]
+    sigma = np.random.default_rng(seed).permutation(n)
+    (a, indexed), (b, _) = _play_relabelled(cell, np.arange(n), target), _play_relabelled(cell, sigma, target)
+    problems = [
+        f"summary {key!r}: {a.summary.get(key)!r} vs {b.summary.get(key)!r}"
+        for key in sorted(set(a.summary) | set(b.summary))
+        if _summary_text(a.summary.get(key)) != _summary_text(b.summary.get(key))
+    ]
+    identity = np.arange(n)
+    tables = {"per-agent table": (pa.table(a.agents), pa.table(b.agents))}
+    tables |= {f"side table {name!r}": (a.table(name), b.table(name)) for name in a.tables}
+    for what, (x, y) in tables.items():
+        if _relabelled_rows(x, sigma, indexed) != _relabelled_rows(y, identity, indexed):
+            problems.append(f"{what}: the relabelled episode's rows are not the original's relabelled")
+    if problems:
+        who = "the scripted controller" if scripted else "its method"
+        _fail(f"relabelling the agents by {sigma.tolist()} under {who} changed the episode", cell, problems)
+
+
 CHECKS: dict[str, Callable[[list[Cell]], None]] = {
     "same episode": check_same_episode,
     "lockstep": check_lockstep,

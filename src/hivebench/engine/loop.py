@@ -12,9 +12,11 @@ from hivebench.seeding import Streams
 from hivebench.suite import load
 
 
-def make_policy(cells: list[dict[str, Any]]) -> Policy:
-    """The cells' method as it runs their suite, with one random stream per cell; a method that calls
-    models also gets each cell's response cache, one that reads text the suite's text view."""
+def make_policy(cells: list[dict[str, Any]], streams: Streams | None = None, target: Any = None) -> Policy:
+    """The cells' method as it runs their suite, with one random stream per cell (`streams`, made from
+    their seeds unless given); a method that calls models also gets each cell's response cache, one
+    that reads text the suite's text view, one on the Waggle runtime the suite's adapter. `target`: a
+    policy class to build in the method's place, with what the method is given (a check's controller)."""
     first = cells[0]
     impl = METHODS[first["method"]["kind"]].impl(first["suite"])
     extra: dict[str, Any] = {}
@@ -29,9 +31,10 @@ def make_policy(cells: list[dict[str, Any]]) -> Policy:
                 f"{first['method']['kind']} runs on the Waggle runtime, which has no adapter for {first['suite']}"
             )
         extra["adapter"] = load(adapter)()
-    policy = impl.load()(first["method"]["params"], Streams([cell["seed"] for cell in cells], "policy"), **extra)
+    streams = streams or Streams([cell["seed"] for cell in cells], "policy")
+    policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
-        raise TypeError(f"{impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
+        raise TypeError(f"{target or impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
     return policy
 
 
@@ -39,9 +42,19 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     """Play cells that differ only in their seed to the end, in lockstep: each round, observe every
     agent of every episode, decide for all at once, apply. One record per cell."""
     first = cells[0]
-    task = task_kind(first["task"]["kind"]).load()(first["task"]["params"], first["population"])
+    task = make_task(first)
     task.reset([cell["seed"] for cell in cells])
-    policy = make_policy(cells)
+    return run(task, make_policy(cells))
+
+
+def make_task(cell: dict[str, Any]) -> Any:
+    """The cell's task, not yet reset."""
+    return task_kind(cell["task"]["kind"]).load()(cell["task"]["params"], cell["population"])
+
+
+def run(task: Any, policy: Policy) -> list[EpisodeRecord]:
+    """Play a reset task's episodes to the end under the policy: one record per episode, with the
+    policy's columns, summary fields and side tables."""
     while not task.done:
         task.step(policy.decide(task.observe()))
     records = task.record()

@@ -19,7 +19,7 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components, shortest_path
 from scipy.spatial import Delaunay
 
-from hivebench.engine.block import Graph, GraphBlock, csr
+from hivebench.engine.block import Graph, GraphBlock, carried, csr, relabel_csr
 from hivebench.seeding import stream
 from hivebench.suites.agentsnet.names import name_pool
 
@@ -83,6 +83,13 @@ def instance(family: str, n: int, seed: int) -> Instance:
         return graph_from_edges(edges, names)
     except ValueError as exc:
         raise ValueError(f"{family} graph with n = {n} and instance seed {seed}: {exc}") from None
+
+
+def relabelled(graph: Instance, sigma: np.ndarray) -> tuple[Instance, np.ndarray]:
+    """The instance with node i renamed sigma(i) (its name carried with it), and where each directed
+    edge went (its CSR position in the new one)."""
+    image = relabel_csr(graph.indptr, graph.indices, sigma)[2]
+    return graph_from_edges(sigma[graph.edges], carried(graph.names, sigma)), image
 
 
 def graph_from_edges(pairs: np.ndarray, names: tuple[str, ...]) -> Instance:

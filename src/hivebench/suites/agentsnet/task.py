@@ -26,7 +26,7 @@ from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import Outbox
 from hivebench.suite import TaskParamError
 from hivebench.suites.agentsnet import behaviour, problems
-from hivebench.suites.agentsnet.graphs import Block, instance
+from hivebench.suites.agentsnet.graphs import Block, instance, relabelled
 
 NO_CAP = 2**62  # `message_chars: null` (the reference): no message is ever cut
 
@@ -80,6 +80,8 @@ def instance_seed(params: dict[str, Any], seed: int) -> int:
 
 
 class NetTask:
+    relabelling: np.ndarray | None = None  # see hivebench.engine.api.Task
+
     def __init__(self, params: dict[str, Any], population: int):
         self.params = params
         self.problem = params["problem"]
@@ -87,7 +89,14 @@ class NetTask:
         self.t = 0
 
     def reset(self, seeds: Sequence[int]) -> None:
-        self.block = Block(tuple(instance(self.params["family"], self.n, instance_seed(self.params, s)) for s in seeds))
+        graphs = [instance(self.params["family"], self.n, instance_seed(self.params, s)) for s in seeds]
+        self.edge_image = None
+        if self.relabelling is not None:
+            moved = [relabelled(g, self.relabelling) for g in graphs]
+            graphs = [g for g, _ in moved]
+            offsets = np.cumsum([0] + [len(image) for _, image in moved[:-1]])
+            self.edge_image = np.concatenate([image + offset for (_, image), offset in zip(moved, offsets)])
+        self.block = Block(tuple(graphs))
         rounds = self.params["rounds"]
         self.rounds = np.array(
             [

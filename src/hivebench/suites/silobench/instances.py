@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from hivebench.engine.block import carried
 from hivebench.seeding import stream
 from hivebench.suites.silobench import level1, level2, level3
 from hivebench.suites.silobench.catalogue import BY_ID
@@ -22,6 +25,13 @@ def instance(task: str, n: int, seed: int) -> Instance:
     problem = PROBLEMS[task]
     shards, public = problem.generate(n, stream(seed, f"silobench instance {task} N{n}"))
     return Instance(task, n, tuple(shards), public, problem.solve(shards, public))
+
+
+def relabelled(inst: Instance, sigma: np.ndarray) -> Instance:
+    """The instance with agent sigma(i) holding agent i's shard (and the answer solved anew: where it
+    names agents, it names them by their new indices)."""
+    shards = carried(inst.shards, sigma)
+    return Instance(inst.task, inst.n, shards, inst.public, PROBLEMS[inst.task].solve(list(shards), inst.public))
 
 
 def whole_answer(inst: Instance, known: Sequence[int]) -> Any:

@@ -11,7 +11,7 @@ from functools import lru_cache
 import networkx as nx
 import numpy as np
 
-from hivebench.engine.block import Graph, GraphBlock
+from hivebench.engine.block import Graph, GraphBlock, relabel_csr
 from hivebench.seeding import stream
 
 TOPOLOGIES = ("complete", "regular3")
@@ -55,5 +55,9 @@ def regular3(n: int, seed: int) -> nx.Graph:
     raise RuntimeError(f"no connected 3-regular graph on {n} nodes in 1000 draws")  # pragma: no cover
 
 
-def block(kind: str, n: int, seeds: Sequence[int]) -> GraphBlock[Topology]:
-    return GraphBlock([topology(kind, n, seed) for seed in seeds])
+def block(kind: str, n: int, seeds: Sequence[int], sigma: np.ndarray | None = None) -> GraphBlock[Topology]:
+    """The block's topologies; with `sigma`, each with node i renamed sigma(i)."""
+    graphs = [topology(kind, n, seed) for seed in seeds]
+    if sigma is not None:
+        graphs = [Topology(n, *relabel_csr(g.indptr, g.indices, sigma)[:2], g.diameter) for g in graphs]
+    return GraphBlock(graphs)

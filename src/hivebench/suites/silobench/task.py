@@ -32,7 +32,7 @@ from hivebench.engine.media.exchange import Delivered, Entry, Outbox
 from hivebench.suites.silobench import DIFFERENCES, behaviour
 from hivebench.suites.silobench.catalogue import BY_ID
 from hivebench.suites.silobench.exchange import ShardTexts
-from hivebench.suites.silobench.instances import instance
+from hivebench.suites.silobench.instances import instance, relabelled
 from hivebench.suites.silobench.network import Topology, block
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.scoring import judge
@@ -113,6 +113,10 @@ class SiloActions:
 
 
 class SiloTask:
+    relabelling: np.ndarray | None = None  # see hivebench.engine.api.Task
+    edge_image = None  # nothing draws per edge
+    indexed_text = ("answer", "text")  # an answer may name agents; a message's text names its shards' owners
+
     def __init__(self, params: dict[str, Any], population: int):
         self.params = params
         self.oracle = bool(params["oracle"])
@@ -124,7 +128,9 @@ class SiloTask:
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.instances = tuple(instance(self.params["task"], self.size, seed) for seed in seeds)
-        self.block = block("complete" if self.oracle else self.params["topology"], self.n, seeds)
+        if self.relabelling is not None:
+            self.instances = tuple(relabelled(inst, self.relabelling) for inst in self.instances)
+        self.block = block("complete" if self.oracle else self.params["topology"], self.n, seeds, self.relabelling)
         self.texts = ShardTexts([inst.shards for inst in self.instances])
         p = self.params
         store = {"store_chars": p["store_chars"], "writes": p["writes_per_round"]} if p["protocol"] == "store" else {}

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hivebench.engine.block import carried
 from hivebench.seeding import stream
 from hivebench.suites.swarmbench import BAND, TASKS, side
 
@@ -113,6 +114,12 @@ def level(task: str, n: int, seed: int, size: int | None = None, maze: str = "se
         free[box[:, 0], box[:, 1]] = False
         return Level(terrain, spread(rng, free, n), box=box)
     raise ValueError(f"unknown SwarmBench task {task!r}; choose one of {TASKS}")
+
+
+def relabelled(level: Level, sigma: np.ndarray) -> Level:
+    """The level with agent i starting where agent sigma^-1(i) would (its cell and its light)."""
+    lights = None if level.lights is None else carried(level.lights, sigma)
+    return Level(level.terrain, carried(level.agents, sigma), level.prey, lights, level.box)
 
 
 def played_level(task: str, n: int, seed: int, size: int, settings: Mapping[str, Any]) -> Level:

@@ -21,7 +21,7 @@ from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.media import Outbox
 from hivebench.suites.swarmbench import DIFFERENCES, behaviour, rules, side
-from hivebench.suites.swarmbench.levels import played_level
+from hivebench.suites.swarmbench.levels import played_level, relabelled
 from hivebench.suites.swarmbench.world import ACTIONS, Worlds
 
 # What a view shows besides the terrain codes (FLOOR, WALL, FOOD, NEST, OUTSIDE)
@@ -78,6 +78,9 @@ class SwarmActions:
 
 
 class SwarmTask:
+    relabelling: np.ndarray | None = None  # see hivebench.engine.api.Task
+    edge_image = None  # no graph
+
     def __init__(self, params: dict[str, Any], population: int):
         self.params = params
         self.task = params["task"]
@@ -99,6 +102,8 @@ class SwarmTask:
         self.seeds = list(seeds)
         settings = compat.settings(self.params, DIFFERENCES)
         levels = [played_level(self.task, self.n, seed, self.size, settings) for seed in seeds]
+        if self.relabelling is not None:
+            levels = [relabelled(level, self.relabelling) for level in levels]
         self.worlds = Worlds(  # views and escapes stay inside the array
             levels, margin=max(self.k // 2, 1), pushable_prey=settings["prey_pushable"] == "first"
         )
