@@ -165,14 +165,19 @@ def test_coherence_is_the_support_weighted_mean_resultant_length():
 def test_a_record_holds_at_most_one_trace_and_only_the_schemas_keys():
     ok = {"task_action": "UP", "response": None, "deposits": [trace_json(3)], "commit": None}
     assert parse(ok, ACTIONS)[0] == 1
-    with pytest.raises(RecordError, match="at most one"):
-        parse({**ok, "deposits": [trace_json(3), trace_json(4)]}, ACTIONS)
-    with pytest.raises(RecordError, match="unknown keys"):
-        parse({**ok, "agent_id": 3}, ACTIONS)
-    with pytest.raises(RecordError, match="ttl"):
-        parse({**ok, "deposits": [{**trace_json(3), "ttl": 9}]}, ACTIONS)
-    with pytest.raises(RecordError, match="execution_intent"):
-        parse({**ok, "execution_intent": "AUTO"}, ACTIONS)  # AUTO is the omission
+    refused = {
+        "deposits": {**ok, "deposits": [trace_json(3), trace_json(4)]},
+        "keys": {**ok, "mood": "calm"},
+        "forbidden": {**ok, "deposits": [{**trace_json(3), "roster": [1, 2]}]},  # at any depth
+        "range": {**ok, "deposits": [{**trace_json(3), "ttl": 9}]},
+        "intent": {**ok, "execution_intent": "AUTO"},  # AUTO is the omission
+        "action": {**ok, "task_action": "FLY"},
+        "object": [ok],
+    }
+    for code, record in refused.items():
+        with pytest.raises(RecordError) as error:
+            parse(record, ACTIONS)
+        assert error.value.code == code, (code, str(error.value))
 
 
 def trace_json(claim: int) -> dict[str, int]:
@@ -226,17 +231,21 @@ def test_admission_keeps_a_consistent_record_and_derives_its_mode():
 
 
 def test_admission_deletes_what_the_local_view_does_not_back():
-    d = Decisions.private(np.array([2, 0, 0, 0, 0]))  # agent 0: an illegal action
+    d = Decisions.private(np.array([2, 0, 0, 0, 0, 0, 0]))  # agent 0: an illegal action
     d.deposit[1] = trace(4, support=4, ttl=5)  # a relay that raises the TTL it holds
     d.deposit[2] = trace(8)  # a claim it has never met
     d.deposit[3] = trace(6, conflict=4)  # a challenge it cannot verify
     d.deposit[4] = trace(3)
     d.intent[4] = WAIT  # a wait that writes
-    a = admitted(d, own=[(4, 3)], held=[(1, trace(4, ttl=3)), (3, trace(6))])
-    assert a.invalid.tolist() == [True] * 5
+    d.deposit[5] = trace(7, ttl=2)  # a relay of a claim its own view refutes, without conflict
+    d.commit[6] = (9, 2)  # a commitment to a claim it has never met
+    held = [(1, trace(4, ttl=3)), (3, trace(6)), (5, trace(7))]
+    a = admitted(d, own=[(4, 3)], held=held, refuted=[(5, 7)])
+    assert a.codes == ["action", "relay", "claim", "challenge", "wait", "conflict", "claim"]
+    assert a.invalid.all()
     assert a.decisions.action[0] == 0  # the private proposal
-    assert not a.decisions.deposits.any()
-    assert a.mode.tolist() == [PRIVATE_WORK, PRIVATE_WORK, PRIVATE_WORK, PRIVATE_WORK, WAITING]
+    assert not a.decisions.deposits.any() and (a.decisions.commit[:, 0] == NONE).all()
+    assert a.mode.tolist() == [PRIVATE_WORK] * 4 + [WAITING] + [PRIVATE_WORK] * 2
 
 
 def test_a_view_has_six_parts_and_refuses_identity_roster_and_global_keys():

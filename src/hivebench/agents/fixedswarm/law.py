@@ -11,7 +11,7 @@ would, through the same validator and compiler. Each agent, each round, from its
    conflict, TTL `ttl`. Local-fingerprint duplicate suppression: the same claim in the same direction
    again is a spatial repeat, blocked, until `refresh_rounds` rounds after the agent last wrote it (a
    controlled refresh: moving evidence); a stationary claim is written once (`event_once`).
-3. Relay: else the strongest conflict-free incident claim it neither sees nor has written or relayed,
+3. Relay: else the strongest conflict-free incident claim it neither sees, refutes, nor has written or relayed,
    each of novelty, support and TTL `relay.step` lower (per-hop cap: only a trace with support, novelty
    and TTL at least `relay.min_support`, `relay.min_novelty` and `relay.min_ttl`). An agent whose
    proposal follows its own evidence (route-active) does not relay a claim of the kind its own
@@ -155,6 +155,9 @@ class FixedSwarm(WaggleRuntime):
             & ~np.isin(held, [*self.relayed, *self.written])
         )
         rows = np.flatnonzero(open_)
+        rows = rows[
+            ~self.adapter.refutes(c.observation, receiver[rows], traces[rows, CLAIM])
+        ]  # never pass on what it knows false
         rows = rows[np.lexsort((-traces[rows, SUPPORT], receiver[rows]))]
         rows = rows[first_per(receiver[rows])]  # each agent's strongest
         agent = receiver[rows]

@@ -46,6 +46,16 @@ from hivebench.agents.waggle.records import (
 )
 
 KEY = 1 << 32  # (agent, claim) as one integer: agent * KEY + claim
+# Why the local view refuses part of a record: a code per rejection (the schema's: records.CODES)
+REFUSALS = {
+    "action": "a task action the agent may not take now",
+    "claim": "a claim the agent neither sees nor holds on an incident channel (a deposit or a commitment)",
+    "channel": "a channel the agent does not hold",
+    "relay": "a relay no single incident trace of its claim bounds (novelty, support, conflict at most, TTL below)",
+    "challenge": "a challenge (conflict above what the agent holds) its own view does not verify",
+    "conflict": "a claim its own view refutes, written without conflict (a challenge without positive conflict)",
+    "wait": "a WAIT that writes or commits",
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +64,7 @@ class Admitted:
     invalid: np.ndarray  # (agents,) bool: something in the record was deleted or replaced
     mode: np.ndarray  # (agents,) an index into MODES
     relay: np.ndarray  # (agents,) bool: its deposit relays incident evidence
+    codes: list[str | None]  # per agent, why its record was cut (REFUSALS), or None
 
 
 def keys(agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
@@ -114,23 +125,38 @@ def admit(
     challenge = (trace[:, CONFLICT] > 0) & ~(in_field & (trace[:, CONFLICT] <= bound[:, CONFLICT]))
     relay = ~seen & in_field & ~challenge
     within = _bounded(trace, key, held, traces)
-    verified = np.ones(len(writer), dtype=bool)
-    if challenge.any():
-        verified[challenge] = refutes(writer[challenge], trace[challenge, CLAIM])
+    refuted = refutes(writer, trace[:, CLAIM]) if len(writer) else np.zeros(0, dtype=bool)
     channel_ok = trace[:, CHANNEL] == 0
     if not channel_ok.all():
         channel_ok[~channel_ok] = holds(writer[~channel_ok], trace[~channel_ok, CHANNEL])
-    ok = (seen | in_field) & (~relay | within) & verified & channel_ok & (d.intent[writer] != WAIT)
+    # each deposit's first failing check, in this order
+    failing = [
+        ("claim", ~(seen | in_field)),
+        ("channel", ~channel_ok),
+        ("relay", relay & ~within),
+        ("challenge", challenge & ~refuted),
+        ("conflict", (trace[:, CONFLICT] == 0) & refuted),  # what the writer's own view refutes, unchallenged
+        ("wait", d.intent[writer] == WAIT),
+    ]
+    ok = ~np.any([bad for _, bad in failing], axis=0) if len(writer) else np.ones(0, dtype=bool)
     d.deposit[writer[~ok]] = NONE
 
     committer = np.flatnonzero(d.commit[:, 0] != NONE)
     ckey = keys(committer, d.commit[committer, 0])
-    cok = (found(own, ckey)[0] | found(group, ckey)[0]) & (d.intent[committer] != WAIT)
-    d.commit[committer[~cok]] = NONE
+    known = found(own, ckey)[0] | found(group, ckey)[0]
+    waiting = d.intent[committer] == WAIT
+    d.commit[committer[~known | waiting]] = NONE
 
-    invalid = illegal.copy()
-    invalid[writer[~ok]] = True
-    invalid[committer[~cok]] = True
+    codes: list[str | None] = [None] * len(agents)
+    for code, who in [
+        ("action", np.flatnonzero(illegal)),
+        *((code, writer[bad]) for code, bad in failing),
+        ("claim", committer[~known]),
+        ("wait", committer[waiting]),
+    ][::-1]:  # the first failing check of each agent's record wins: written last
+        for agent in who.tolist():
+            codes[agent] = code
+    invalid = np.array([code is not None for code in codes], dtype=bool)
     is_relay = np.zeros(len(agents), dtype=bool)
     is_relay[writer[ok & relay]] = True
     mode = np.full(len(agents), PRIVATE_WORK)
@@ -139,4 +165,4 @@ def admit(
     mode[is_relay] = RELAY
     mode[d.commit[:, 0] != NONE] = SYNTHESIZE
     mode[d.deposits & (d.deposit[:, CONFLICT] > 0)] = CHALLENGE
-    return Admitted(d, invalid, mode, is_relay)
+    return Admitted(d, invalid, mode, is_relay, codes)

@@ -82,35 +82,107 @@ class Decisions:
         return record
 
 
+# Keys that would tell an agent who it is, who else there is, how many, or the global state: refused
+# at any depth of a local view or a record ("Recursive schema validation rejects identity, roster,
+# population-size, non-neighbor, global-state, and global-transcript keys")
+FORBIDDEN = frozenset(
+    {
+        "id",
+        "agent",
+        "agent_id",
+        "identity",
+        "name",
+        "index",
+        "rank",
+        "roster",
+        "members",
+        "population",
+        "population_size",
+        "n",
+        "agents",
+        "neighbors",
+        "neighbours",
+        "non_neighbors",
+        "global_state",
+        "world",
+        "positions",
+        "transcript",
+        "global_transcript",
+        "history",
+    }
+)
+
+
+def forbidden_keys(value: Any, path: str = "") -> list[str]:
+    """Every key at any depth of `value` that would tell an agent who it is, who else there is, how
+    many, or the global state (paths like `private_state.agents`)."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if str(key).lower() in FORBIDDEN:
+                found.append(where)
+            found += forbidden_keys(item, where)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found += forbidden_keys(item, f"{path}[{i}]")
+    return found
+
+
+# Why a record is refused: a code per rejection, as the validator names it (the schema's here, the
+# local view's in hivebench.agents.waggle.admit)
+CODES = {
+    "object": "the reply is not one JSON object",
+    "forbidden": "a key naming an identity, a roster, the population size, a non-neighbour, global state or a "
+    "global transcript",
+    "keys": "a key the record does not have, or one it needs missing",
+    "action": "a task action the agent may not take",
+    "response": "a response that is neither text nor null",
+    "deposits": "more than one deposit, or a deposit that is not a trace",
+    "range": "a bin, TTL, confidence, claim or direction out of its range",
+    "intent": "an execution intent other than PRIVATE, FIELD or WAIT",
+}
+
+
 class RecordError(ValueError):
-    """A record that is not the canonical schema (the reason names the field)."""
+    """A record that is not the canonical schema: `code` (CODES) and what, naming the field."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
 
 
 def _bin(value: Any, top: int, low: int, what: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= top:
-        raise RecordError(f"{what}: expected an integer from {low} to {top}, got {value!r}")
+        raise RecordError(f"{what}: expected an integer from {low} to {top}, got {value!r}", "range")
     return value
 
 
 def parse(record: Any, actions: tuple[str, ...]) -> tuple[int, list[int], list[int], int, str | None]:
-    """One JSON record's parts: (action, deposit, commit, intent, response), checked against the schema."""
+    """One JSON record's parts: (action, deposit, commit, intent, response), checked against the schema
+    (a RecordError with its code where it is not)."""
     if not isinstance(record, dict):
-        raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
+        raise RecordError(f"a record is a JSON object, got {type(record).__name__}", "object")
+    forbidden = forbidden_keys(record)
+    if forbidden:
+        raise RecordError(f"forbidden keys {forbidden}", "forbidden")
     extra = set(record) - {"task_action", "response", "deposits", "commit", "execution_intent"}
-    if extra:
-        raise RecordError(f"unknown keys {sorted(extra)}")
-    if record.get("task_action") not in actions:
-        raise RecordError(f"task_action: expected one of {list(actions)}, got {record.get('task_action')!r}")
+    if extra or "task_action" not in record:
+        raise RecordError(f"unknown keys {sorted(extra)}" if extra else "task_action: missing", "keys")
+    if record["task_action"] not in actions:
+        raise RecordError(f"task_action: expected one of {list(actions)}, got {record['task_action']!r}", "action")
     response = record.get("response")
     if response is not None and not isinstance(response, str):
-        raise RecordError("response: expected a string or null")
+        raise RecordError("response: expected a string or null", "response")
     deposits = record.get("deposits", [])
     if not isinstance(deposits, list) or len(deposits) > 1:
-        raise RecordError("deposits: expected a list of at most one trace (one outbound trace per decision)")
+        raise RecordError(
+            "deposits: expected a list of at most one trace (one outbound trace per decision)", "deposits"
+        )
     deposit = [NONE] * len(TRACE_PARTS)
     for trace in deposits:
         if not isinstance(trace, dict) or set(trace) - set(TRACE_PARTS) or set(TRACE_PARTS[:DIRECTION]) - set(trace):
-            raise RecordError(f"deposits: a trace has the keys {list(TRACE_PARTS)} (direction optional)")
+            raise RecordError(f"deposits: a trace has the keys {list(TRACE_PARTS)} (direction optional)", "deposits")
         deposit[CHANNEL] = _bin(trace["channel"], CLAIM_MAX, 0, "deposits.channel")
         deposit[CLAIM] = _bin(trace["claim"], CLAIM_MAX, 1, "deposits.claim")
         for part in (NOVELTY, SUPPORT, CONFLICT):
@@ -118,20 +190,20 @@ def parse(record: Any, actions: tuple[str, ...]) -> tuple[int, list[int], list[i
         deposit[TTL] = _bin(trace["ttl"], TTL_MAX, 1, "deposits.ttl")
         if "direction" in trace:
             if trace["direction"] not in COMPASS:
-                raise RecordError(f"deposits.direction: expected one of {list(COMPASS)}")
+                raise RecordError(f"deposits.direction: expected one of {list(COMPASS)}", "range")
             deposit[DIRECTION] = COMPASS.index(trace["direction"])
     commit = [NONE, NONE]
     if record.get("commit") is not None:
         c = record["commit"]
         if not isinstance(c, dict) or set(c) != {"claim", "confidence_bin"}:
-            raise RecordError("commit: expected {claim, confidence_bin} or null")
+            raise RecordError("commit: expected {claim, confidence_bin} or null", "keys")
         commit = [
             _bin(c["claim"], CLAIM_MAX, 1, "commit.claim"),
             _bin(c["confidence_bin"], BIN_MAX, 0, "commit.confidence_bin"),
         ]
     intent = record.get("execution_intent", "AUTO")
     if intent not in INTENTS[1:] and "execution_intent" in record:
-        raise RecordError(f"execution_intent: expected one of {list(INTENTS[1:])} or omitted")
+        raise RecordError(f"execution_intent: expected one of {list(INTENTS[1:])} or omitted", "intent")
     return actions.index(record["task_action"]), deposit, commit, INTENTS.index(intent), response
 
 

@@ -12,35 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.agents.waggle.records import BIN_MAX, COMPASS, DIRECTION, NONE, TRACE_PARTS
+from hivebench.agents.waggle.records import BIN_MAX, COMPASS, DIRECTION, NONE, TRACE_PARTS, forbidden_keys
 
 PARTS = ("task_contract", "private_state", "worker_proposal", "incident_fields", "local_commitment", "budget_bin")
-FORBIDDEN = frozenset(
-    {
-        "id",
-        "agent",
-        "agent_id",
-        "identity",
-        "name",
-        "index",
-        "rank",
-        "roster",
-        "members",
-        "population",
-        "population_size",
-        "n",
-        "agents",
-        "neighbors",
-        "neighbours",
-        "non_neighbors",
-        "global_state",
-        "world",
-        "positions",
-        "transcript",
-        "global_transcript",
-        "history",
-    }
-)
 
 
 def budget_bin(step: int, rounds: int) -> int:
@@ -79,19 +53,3 @@ def local_view(
     if forbidden:
         raise ValueError(f"a local view holds forbidden keys: {forbidden}")
     return view
-
-
-def forbidden_keys(value: Any, path: str = "") -> list[str]:
-    """Every key at any depth of `value` that would tell an agent who it is, who else there is, how
-    many, or the global state (paths like `private_state.agents`)."""
-    found = []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if str(key).lower() in FORBIDDEN:
-                found.append(where)
-            found += forbidden_keys(item, where)
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            found += forbidden_keys(item, f"{path}[{i}]")
-    return found
