@@ -1,7 +1,8 @@
 """The admission ladder on hand-made replies, each rung, and a property test of 10^4 fuzzed replies
 (random JSON, truncated JSON, forbidden keys nested deep, out-of-range bins, a WAIT that writes, a
 relay without incident evidence, an unknown channel): every reply lands on one rung, nothing crashes,
-and no write or commitment the validator refuses survives."""
+and no write or commitment the validator refuses survives. And what a controller is asked: the one
+instruction, the actions and the view; the record's JSON Schema against the validator."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from hivebench.agents.waggle.adapter import Evidence
 from hivebench.agents.waggle.admit import admit
 from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.ladder import RUNGS, Ladder, project, unwrap
-from hivebench.agents.waggle.records import NONE, Decisions
+from hivebench.agents.waggle.prompt import INSTRUCTION, messages, record_schema
+from hivebench.agents.waggle.records import NONE, Decisions, RecordError, parse
 
 ACTIONS = ("STAY", "UP", "DOWN")
 AGENTS = 6
@@ -214,3 +217,56 @@ def test_every_fuzzed_reply_lands_on_one_rung_and_nothing_unvalidated_survives(f
     for agent, rung in enumerate(rungs):
         if rung == "fallback":
             assert d.action[agent] == 0 and not d.deposits[agent] and d.commit[agent, 0] == NONE
+
+
+# What a controller is asked ---------------------------------------------------------------------------
+
+
+def test_a_controller_gets_the_one_instruction_then_the_actions_and_its_view():
+    view = {
+        "task_contract": {"task": "pursuit"},
+        "private_state": {},
+        "worker_proposal": "UP",
+        "incident_fields": [],
+        "local_commitment": None,
+        "budget_bin": 4,
+    }
+    system, user = messages(view, list(ACTIONS))
+    assert system == {"role": "system", "content": INSTRUCTION}
+    assert INSTRUCTION.startswith("You are one anonymous member of a changing local network.")
+    actions_line, view_line = user["content"].split("\n")
+    assert json.loads(actions_line.removeprefix("Actions: ")) == list(ACTIONS)
+    assert json.loads(view_line.removeprefix("Local view: ")) == view
+
+
+def test_canonical_records_satisfy_the_record_schema():
+    d = Decisions.private(np.array([0, 1, 2]))
+    d.deposit[1] = [0, 3, 4, 4, 0, 3, 2]
+    d.commit[2] = (4, 2)
+    d.intent[2] = 3  # WAIT
+    schema = Draft202012Validator(record_schema(list(ACTIONS)))
+    assert all(schema.is_valid(d.to_json(a, ACTIONS)) for a in range(3))
+
+
+canonical = st.fixed_dictionaries(
+    {
+        "task_action": st.sampled_from(ACTIONS),
+        "response": st.one_of(st.none(), st.text(max_size=5)),
+        "deposits": st.lists(traces, max_size=2),
+        "commit": st.one_of(
+            st.none(), st.fixed_dictionaries({"claim": st.integers(0, 5), "confidence_bin": st.integers(-1, 5)})
+        ),
+    },
+    optional={"execution_intent": st.sampled_from(["PRIVATE", "FIELD", "WAIT", "AUTO"])},
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=canonical)
+def test_the_record_schema_and_the_validator_agree(value):
+    try:
+        parse(value, ACTIONS)
+        parsed = True
+    except RecordError:
+        parsed = False
+    assert Draft202012Validator(record_schema(list(ACTIONS))).is_valid(value) == parsed
