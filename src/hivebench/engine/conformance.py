@@ -199,17 +199,20 @@ def _summary_text(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=repr)  # NaN is written NaN: equal to itself here
 
 
-def differences(a: EpisodeRecord, b: EpisodeRecord) -> list[str]:
-    """How two records of one cell differ, as the store would write them (empty: they are the same)."""
-    found = _table_differences("per-agent table", stored(pa.table(a.agents)), stored(pa.table(b.agents)))
-    keys = sorted(set(a.summary) | set(b.summary))
-    found += [
+def _summary_differences(a: EpisodeRecord, b: EpisodeRecord) -> list[str]:
+    return [
         f"summary {key!r}: {a.summary.get(key, '(absent)')!r} vs {b.summary.get(key, '(absent)')!r}"
-        for key in keys
+        for key in sorted(set(a.summary) | set(b.summary))
         if key not in a.summary
         or key not in b.summary
         or _summary_text(a.summary[key]) != _summary_text(b.summary[key])
     ]
+
+
+def differences(a: EpisodeRecord, b: EpisodeRecord) -> list[str]:
+    """How two records of one cell differ, as the store would write them (empty: they are the same)."""
+    found = _table_differences("per-agent table", stored(pa.table(a.agents)), stored(pa.table(b.agents)))
+    found += _summary_differences(a, b)
     if a.tables.keys() != b.tables.keys():
         found.append(f"side tables {sorted(a.tables)} vs {sorted(b.tables)}")
     else:
@@ -420,11 +423,7 @@ def check_relabelling(cells: list[Cell], scripted: bool = False, seed: int = 0) 
     n = cell["population"]
     sigma = np.random.default_rng(seed).permutation(n)
     (a, indexed), (b, _) = _play_relabelled(cell, np.arange(n), target), _play_relabelled(cell, sigma, target)
-    problems = [
-        f"summary {key!r}: {a.summary.get(key)!r} vs {b.summary.get(key)!r}"
-        for key in sorted(set(a.summary) | set(b.summary))
-        if _summary_text(a.summary.get(key)) != _summary_text(b.summary.get(key))
-    ]
+    problems = _summary_differences(a, b)
     identity = np.arange(n)
     tables = {"per-agent table": (pa.table(a.agents), pa.table(b.agents))}
     tables |= {f"side table {name!r}": (a.table(name), b.table(name)) for name in a.tables}

@@ -64,9 +64,12 @@ class FixedSwarm(WaggleRuntime):
         if on.any():
             refuted[on] = adapter.refutes(c.observation, grouped.agent[on], grouped.claim[on])
         chosen = np.full(len(live), False)
-        self._challenge(c, d, grouped, on, refuted, chosen)
+        ev = c.evidence
+        own = keys(ev.agent, ev.claim)  # (agent, claim) of what each agent sees itself
+        own_kinds = keys(ev.agent, adapter.kind(ev.agent, ev.claim))  # (agent, kind) of the same
+        self._challenge(c, d, grouped, on, refuted, chosen, own, own_kinds)
         self._deposit(c, d, chosen)
-        self._relay(c, d, chosen)
+        self._relay(c, d, chosen, own, own_kinds)
 
         ready = grouped.ready(self.gate) & on & ~refuted  # verified-conflict inhibition
         if ready.any():
@@ -81,16 +84,21 @@ class FixedSwarm(WaggleRuntime):
         return d
 
     def _challenge(
-        self, c: Context, d: Decisions, grouped: gates.Claims, on: np.ndarray, refuted: np.ndarray, chosen: np.ndarray
+        self,
+        c: Context,
+        d: Decisions,
+        grouped: gates.Claims,
+        on: np.ndarray,
+        refuted: np.ndarray,
+        chosen: np.ndarray,
+        own: np.ndarray,
+        own_kinds: np.ndarray,
     ) -> None:
         if not len(grouped.agent):
             return
-        own = keys(c.evidence.agent, c.evidence.claim)
         kind = self.adapter.kind(grouped.agent, grouped.claim)
         # a claim is contradicted when the agent holds or sees another claim of the same kind
-        agent_kind = np.concatenate(
-            [keys(grouped.agent, kind), keys(c.evidence.agent, self.adapter.kind(c.evidence.agent, c.evidence.claim))]
-        )
+        agent_kind = np.concatenate([keys(grouped.agent, kind), own_kinds])
         claim_of = np.concatenate([grouped.claim, c.evidence.claim])
         pairs = np.unique(np.stack([agent_kind, claim_of], axis=1), axis=0)
         kinds, distinct = np.unique(pairs[:, 0], return_counts=True)
@@ -138,11 +146,10 @@ class FixedSwarm(WaggleRuntime):
             d.deposit[agent] = (0, claim, novelty, int(self.deposit["support"]), 0, self.ttl, direction)
             chosen[agent] = True
 
-    def _relay(self, c: Context, d: Decisions, chosen: np.ndarray) -> None:
+    def _relay(self, c: Context, d: Decisions, chosen: np.ndarray, own: np.ndarray, own_kinds: np.ndarray) -> None:
         traces, receiver = c.incident.traces, c.incident.receiver
         if not len(traces):
             return
-        own = keys(c.evidence.agent, c.evidence.claim)
         held = keys(receiver, traces[:, CLAIM])
         relay, step = self.relay, int(self.relay["step"])
         open_ = (
@@ -165,7 +172,6 @@ class FixedSwarm(WaggleRuntime):
         route = c.proposal.route[agent]
         c.count("relay_candidates_route_active", agent[route])
         # private-route protection: an agent on its own route does not pass on a rival claim of its kind
-        own_kinds = keys(c.evidence.agent, self.adapter.kind(c.evidence.agent, c.evidence.claim))
         rival = route & np.isin(keys(agent, self.adapter.kind(agent, traces[rows, CLAIM])), own_kinds)
         c.count("relays_silenced", agent[rival])
         keep = ~rival & ~chosen[agent]

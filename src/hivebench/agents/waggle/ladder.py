@@ -133,13 +133,11 @@ class Ladder:
                 readings[agent] = Reading(None, "json", no_json)
                 continue
             try:
-                action, deposit, commit, intent, _ = parse(value, self.actions)
+                decisions.put(agent, parse(value, self.actions))
             except RecordError as error:
                 record = value if isinstance(value, dict) else None
                 readings[agent] = Reading(record, error.code, str(error))
                 continue
-            decisions.action[agent], decisions.deposit[agent] = action, deposit
-            decisions.commit[agent], decisions.intent[agent] = commit, intent
             readings[agent] = Reading(value, None, "")
         codes = self.check(decisions).codes
         for agent, reading in readings.items():
@@ -201,9 +199,7 @@ class Ladder:
         for agent, record in final.items():
             if record.get("task_action") not in self.actions:
                 record = {**record, "task_action": self.actions[int(self.proposal[agent])]}
-            action, deposit, commit, intent, _ = parse(record, self.actions)
-            decisions.action[agent], decisions.deposit[agent] = action, deposit
-            decisions.commit[agent], decisions.intent[agent] = commit, intent
+            decisions.put(agent, parse(record, self.actions))
         return self.check(decisions)
 
 

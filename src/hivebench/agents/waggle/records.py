@@ -57,6 +57,11 @@ class Decisions:
             np.zeros(agents, dtype=np.int64),
         )
 
+    def put(self, agent: int, parts: tuple[int, list[int], list[int], int, str | None]) -> None:
+        """One agent's record from its parsed parts (`parse`): action, deposit, commitment and intent
+        (its response is the caller's to keep)."""
+        self.action[agent], self.deposit[agent], self.commit[agent], self.intent[agent] = parts[:4]
+
     @property
     def deposits(self) -> np.ndarray:
         """(agents,) who writes a trace."""
@@ -217,12 +222,12 @@ def from_json(records: list[Any], actions: tuple[str, ...], fallback: np.ndarray
         if record is None:
             continue
         try:
-            action, deposit, commit, intent, response = parse(record, actions)
+            parts = parse(record, actions)
         except RecordError as error:
             errors[agent] = str(error)
             continue
-        decisions.action[agent], decisions.deposit[agent], decisions.commit[agent] = action, deposit, commit
-        decisions.intent[agent], texts[agent] = intent, response
+        decisions.put(agent, parts)
+        texts[agent] = parts[4]
     if any(text is not None for text in texts):
         decisions.response = pa.array(texts, pa.string())
     return decisions, errors

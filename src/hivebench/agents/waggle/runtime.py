@@ -73,12 +73,18 @@ class Context:
     """What a law decides from in one round (every agent of the block)."""
 
     def __init__(
-        self, runtime: WaggleRuntime, observation: Any, proposal: Proposal, evidence: Evidence, incident: Incident
+        self,
+        runtime: WaggleRuntime,
+        observation: Any,
+        proposal: Proposal,
+        evidence: Evidence,
+        incident: Incident,
+        running: np.ndarray,
     ):
         self.runtime, self.observation = runtime, observation
         self.proposal, self.evidence, self.incident = proposal, evidence, incident
         self.live = runtime.adapter.live(observation)
-        self.running = runtime.adapter.running(observation)
+        self.running = running  # (episodes,) whose episode this round belongs to
         self.step, rounds = runtime.adapter.budget(observation)
         self.rounds = np.broadcast_to(np.asarray(rounds), self.live.shape)  # per agent
 
@@ -126,8 +132,9 @@ class WaggleRuntime(Policy):
         adapter = self.adapter
         proposal = adapter.proposal(observation, self.medium)
         evidence = adapter.evidence(observation)
-        incident = self._update(observation)
-        context = Context(self, observation, proposal, evidence, incident)
+        running = adapter.running(observation)
+        incident = self._update(observation, running)
+        context = Context(self, observation, proposal, evidence, incident, running)
         self._count_deliveries(context)
         self._reopen(context)
         admitted = self._admit(context, self.law(context))
@@ -165,11 +172,11 @@ class WaggleRuntime(Policy):
         frames = np.unique(sender.astype(np.int64) * self.block.agents + receiver)
         context.count("delivered_frames", frames % self.block.agents)
 
-    def _update(self, observation: Any) -> Incident:
+    def _update(self, observation: Any, running: np.ndarray) -> Incident:
         """The field after this local update (empty without one)."""
         if self.trace_field is None:
             return Incident(np.zeros((0, 9), dtype=np.int64))
-        return self.trace_field.deliver(self.adapter.contacts(observation), self.adapter.running(observation))
+        return self.trace_field.deliver(self.adapter.contacts(observation), running)
 
     def _holds(self, agent: np.ndarray, handle: np.ndarray) -> np.ndarray:
         """Per (agent, handle): whether the agent holds a channel of that handle."""

@@ -39,16 +39,8 @@ def local_view(
 ) -> dict[str, Any]:
     """The six parts; `incident` (records, 7) in the order the field shuffled them; `commitment`
     (claim, confidence) or NONE."""
-    view = {
-        "task_contract": contract,
-        "private_state": private,
-        "worker_proposal": proposal,
-        "incident_fields": [trace_json(t) for t in incident],
-        "local_commitment": None
-        if commitment[0] == NONE
-        else {"claim": int(commitment[0]), "confidence_bin": int(commitment[1])},
-        "budget_bin": budget,
-    }
+    held = None if commitment[0] == NONE else {"claim": int(commitment[0]), "confidence_bin": int(commitment[1])}
+    view = dict(zip(PARTS, (contract, private, proposal, [trace_json(t) for t in incident], held, budget)))
     forbidden = forbidden_keys(view)
     if forbidden:
         raise ValueError(f"a local view holds forbidden keys: {forbidden}")

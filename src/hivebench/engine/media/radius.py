@@ -24,6 +24,19 @@ MESSAGE_SCHEMA = pa.schema(
 )
 
 
+def in_reach(
+    position: np.ndarray, present: np.ndarray, senders: np.ndarray, n: int, radius: int, to_sender: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Who each sender reaches: (others, near), both (senders, n): `others` every agent of the
+    sender's episode, `near` whether it is on the map within Chebyshev distance `radius` of the sender
+    (the sender itself only with `to_sender`)."""
+    others = (senders // n)[:, None] * n + np.arange(n)[None, :]
+    near = (np.abs(position[others] - position[senders][:, None, :]).max(axis=2) <= radius) & present[others]
+    if not to_sender:
+        near &= others != senders[:, None]
+    return others, near
+
+
 class RadiusBroadcast:
     """A `Medium`: an outbox holds one row per speaking agent (receiver -1); an inbox one row per
     (receiver, message), by receiver then sender."""
@@ -61,11 +74,8 @@ class RadiusBroadcast:
         assert where is not None
         (step, outbox, receivers), self.pending = self.pending, None
         position, present = where
-        n, senders = self.block.n, outbox.sender
-        others = (senders // n)[:, None] * n + np.arange(n)[None, :]  # (messages, n): the sender's episode
-        near = (np.abs(position[others] - position[senders][:, None, :]).max(axis=2) <= self.radius) & present[others]
-        if not self.to_sender:
-            near &= others != senders[:, None]
+        senders = outbox.sender
+        others, near = in_reach(position, present, senders, self.block.n, self.radius, self.to_sender)
         message, member = np.nonzero(near)
         receiver = others[message, member]
         receivers += near.sum(axis=1)

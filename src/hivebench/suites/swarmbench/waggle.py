@@ -27,6 +27,7 @@ from hivebench.agents.waggle.adapter import Evidence, Proposal
 from hivebench.agents.waggle.claims import ClaimCodes
 from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.records import NONE
+from hivebench.engine.media.radius import in_reach
 from hivebench.seeding import Streams
 from hivebench.suites.swarmbench.baselines import DOWN, LEFT, RIGHT, STAY, STEP, UP, LocalHeuristic, nearest, towards
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, ring
@@ -171,11 +172,9 @@ class SwarmAdapter:
         return views.n - 1  # over an episode, an agent may come near every other
 
     def contacts(self, views: SwarmViews) -> tuple[np.ndarray, np.ndarray]:
-        n, r = self.n, views.cells.shape[1] // 2
-        agents = len(views.present)
-        others = (np.arange(agents) // n)[:, None] * n + np.arange(n)[None, :]
-        near = (np.abs(views.position[others] - views.position[:, None, :]).max(axis=2) <= r) & views.present[others]
-        near &= views.present[:, None] & (others != np.arange(agents)[:, None])
+        agents = np.arange(len(views.present))
+        others, near = in_reach(views.position, views.present, agents, self.n, views.cells.shape[1] // 2)
+        near &= views.present[:, None]  # between agents on the map (a symmetric relation: row = receiver)
         receiver, member = np.nonzero(near)
         return others[receiver, member], receiver
 
