@@ -8,6 +8,8 @@ wildcard_constraints:
     study=r"[^/]+",
     suite=r"[^/]+",
     task=r"[^/]+",
+    viewset=r"[^/]+",
+    controller=r"[^/]+",
     method=r"[^/]+",
     population=r"\d+",
     first=r"\d+",
@@ -17,6 +19,7 @@ wildcard_constraints:
 include: "rules/episodes.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
+include: "rules/viewsets.smk"
 
 
 # Cheap aggregation runs where Snakemake runs (on SLURM: not worth a job's ~6 s start-up); the
@@ -36,3 +39,4 @@ rule all:
     input:
         [report_file(study, name) for study in STUDIES for name in study_report_files(study)],
         list(BLOCK_BY_SUMMARY),
+        VIEWSET_REPORTS,

@@ -2,6 +2,7 @@
 # Imports hivebench.config / hivebench.cells (standard library, PyYAML, jsonschema), and the suites'
 # tasks and text views (numpy) to size local-model jobs; never torch or transformers.
 
+import json
 import shlex
 import sys
 from functools import cache
@@ -13,9 +14,28 @@ from hivebench.cells import expand_blocks
 from hivebench.config import ConfigError, load, method_entry, read_yaml, validate
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
-from hivebench.paths import BLOCK_LOG, BLOCK_RECORD, BLOCK_SUMMARY, CONTRASTS_TABLE, EPISODES_TABLE, SCORES_TABLE, cell_path
+from hivebench.paths import (
+    BLOCK_LOG,
+    BLOCK_RECORD,
+    BLOCK_SUMMARY,
+    CONTRASTS_TABLE,
+    EPISODES_TABLE,
+    SCORES_TABLE,
+    cell_path,
+    path_fields,
+    side_path,
+)
 from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF
-from hivebench.report import COMMON_FILES, SECTION_FILE, caption_file, section_cells, section_files
+from hivebench.report import (
+    COMMON_FILES,
+    SECTION_FILE,
+    WAGGLE_FILES,
+    WAGGLE_PACKAGE,
+    WAGGLE_SECTION,
+    caption_file,
+    section_cells,
+    section_files,
+)
 
 DEFAULT_CONFIG = "config/config.yaml"
 # The software every rule runs with (`--use-conda` builds it); relative to the rules/ files.
@@ -93,23 +113,41 @@ shell.prefix(f"PATH={shlex.quote(str(Path(sys.executable).parent))}:\"$PATH\"; "
 # The suites each study runs, in the order its tasks list them: each gets a section in its report.
 STUDY_SUITES = {study: list(dict.fromkeys(b.shared["suite"] for b in blocks)) for study, blocks in BLOCKS.items()}
 SUITES_IN_USE = list(dict.fromkeys(suite for suites in STUDY_SUITES.values() for suite in suites))
+# The studies that run a method on the Waggle runtime: their reports get its section too.
+WAGGLE_STUDIES = [
+    study
+    for study, blocks in BLOCKS.items()
+    if any(METHODS[b.shared["method"]["kind"]].impl(b.shared["suite"]).adapted for b in blocks)
+]
 
 
-def suite_report_files(suite):
-    return section_files(suite, SUITE_OBJECTS[suite].report_files)
+def study_section_names(study):
+    """The sections of a study's report, in order: its suites', then the Waggle runtime's."""
+    return [*STUDY_SUITES[study], *([WAGGLE_SECTION] if study in WAGGLE_STUDIES else [])]
+
+
+SECTIONS_IN_USE = [*SUITES_IN_USE, *([WAGGLE_SECTION] if WAGGLE_STUDIES else [])]
+
+
+def suite_report_files(name):
+    """A section's files: a suite's, or the Waggle runtime's."""
+    return section_files(name, WAGGLE_FILES if name == WAGGLE_SECTION else SUITE_OBJECTS[name].report_files)
 
 
 def study_report_files(study):
-    return [*COMMON_FILES, *(name for suite in STUDY_SUITES[study] for name in suite_report_files(suite))]
+    return [*COMMON_FILES, *(file for name in study_section_names(study) for file in suite_report_files(name))]
 
 
 def study_sections(wildcards):
-    return [report_file(wildcards.study, f"{suite}/{SECTION_FILE}") for suite in STUDY_SUITES[wildcards.study]]
+    return [report_file(wildcards.study, f"{name}/{SECTION_FILE}") for name in study_section_names(wildcards.study)]
 
 
 @cache  # asked three times per section while Snakemake plans
 def report_cells(study, suite):
-    """The cell files a suite's report section reads in a study (Suite.report_cells)."""
+    """The cell files a suite's report section reads in a study (Suite.report_cells; the Waggle
+    runtime's section reads none)."""
+    if suite == WAGGLE_SECTION:
+        return ()
     return tuple(section_cells(SUITE_OBJECTS[suite], BLOCKS[study]))
 
 
@@ -245,6 +283,58 @@ def report_output(name):
     stem, suffix = name.rsplit(".", 1)
     if suffix in ("csv", "png"):
         suite, _, file = name.rpartition("/")
-        caption = caption_file(SUITE_PACKAGE_OF[suite] if suite else "hivebench.report", file)
+        package = {"": "hivebench.report", WAGGLE_SECTION: WAGGLE_PACKAGE}.get(suite) or SUITE_PACKAGE_OF[suite]
+        caption = caption_file(package, file)
         return report(path, caption=str(caption), category="{study}", subcategory=stem)
     return path
+
+
+# Waggle view sets (rules/viewsets.smk) ------------------------------------------------------------
+
+VIEWSETS = CONFIG["viewsets"]
+VIEWSET_DIR = "results/viewsets/{viewset}"
+VIEWSET_REPORTS = [f"reports/viewsets/{name}/evaluation.{suffix}" for name in VIEWSETS for suffix in ("csv", "md", "tex")]
+
+
+def viewset_blocks(wildcards):
+    """The block summaries of the view set's study and method: its cells' views tables lie beside them."""
+    viewset = VIEWSETS[wildcards.viewset]
+    return [b.summary_path for b in BLOCKS[viewset["study"]] if b.shared["method"]["name"] == viewset["method"]]
+
+
+def viewset_cells(wildcards):
+    """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
+    viewset = VIEWSETS[wildcards.viewset]
+    return [
+        {"path": side_path(cell_path(cell), "views"), **path_fields(block.shared), "seed": cell["seed"]}
+        for block in BLOCKS[viewset["study"]]
+        if block.shared["method"]["name"] == viewset["method"]
+        for cell in block.cells()
+    ]
+
+
+def controller_params(name):
+    """A controller's parameters as a cell would hold them (its model file hashed, ...)."""
+    hooks = METHODS[CONFIG["methods"][name]["kind"]].hooks
+    return hooks.resolve(method_entry(CONFIG["methods"][name]), Path(CONFIG_SOURCE).parent)
+
+
+def controller_resource(name, resource):
+    """What a controller's view-set job asks the scheduler for: its method's `resources`, else its kind's."""
+    given = CONFIG["methods"][name].get("resources", {})
+    if resource in given:
+        return given[resource]
+    return METHODS["waggle"].hooks.job_resources(controller_params(name)).get(resource, "")
+
+
+def controller_holds(resource):
+    return lambda wildcards: int(slot_resource(wildcards.controller) == resource)
+
+
+def viewset_records(wildcards):
+    """Every controller's records on the set, and on its orbit where the set asks for them, by
+    (controller, views | orbit)."""
+    viewset = VIEWSETS[wildcards.viewset]
+    which = ["views", "orbit"] if viewset["orbit"] else ["views"]
+    folder = VIEWSET_DIR.format(viewset=wildcards.viewset)
+    return {(c, w): f"{folder}/{c}/{w}.parquet" for c in viewset["controllers"] for w in which}

@@ -24,7 +24,7 @@ checkpoint report_cells:
         "printf '%s\\n' {params.cells:q} > {output:q} 2> {log:q}"
 
 
-for suite_name in SUITES_IN_USE:
+for suite_name in SECTIONS_IN_USE:
 
     rule:
         name:

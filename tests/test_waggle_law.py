@@ -60,6 +60,9 @@ class Script:
     def budget(self, step: int) -> tuple[int, int]:
         return step, self.rounds
 
+    def intervention(self, step: int) -> int:
+        return -1
+
     def proposal(self, step: int, medium: str) -> Proposal:
         route = np.isin(np.arange(self.n), list(self.route))
         return Proposal(np.zeros(self.n, dtype=np.int64), route)

@@ -19,6 +19,7 @@ from hivebench.anchors import AnchorError
 from hivebench.cells import CellError
 from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
+from hivebench.report import WAGGLE_SECTION
 from hivebench.suite import TaskParamError
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -275,15 +276,21 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
 
 
 def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Namespace) -> Path:
-    """Write one suite's report section into `folder` (reports/<study>/<suite>) from a study's episodes."""
+    """Write one suite's report section (or the Waggle runtime's: `waggle`) into `folder`
+    (reports/<study>/<suite>) from a study's episodes."""
     from hivebench.anchors import load_anchors, load_published
     from hivebench.registry import SUITE_OBJECTS
     from hivebench.report import SECTION_FILE, Section
     from hivebench.suite import load
 
     folder.mkdir(parents=True, exist_ok=True)
-    render = load(SUITE_OBJECTS[suite].report)
-    mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
+    if suite == WAGGLE_SECTION:  # the Waggle runtime's section, across the suites it runs
+        from hivebench.agents.waggle.report import on_runtime, render
+
+        mine = on_runtime(episodes)
+    else:
+        render = load(SUITE_OBJECTS[suite].report)
+        mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
     anchors = args.anchors or (DEFAULT_ANCHORS if Path(DEFAULT_ANCHORS).is_file() else None)
     published, frozen = (load_published(anchors, suite), load_anchors(anchors)) if anchors else ({}, {})
     bootstrap = (args.resamples, args.confidence, args.bootstrap_seed)
@@ -310,12 +317,48 @@ def cmd_report(args: argparse.Namespace) -> int:
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
     contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
     out = Path(args.out)
+    from hivebench.agents.waggle.report import on_runtime
+
     suites = list(pd.unique(episodes["suite"]))
+    if len(on_runtime(episodes)):
+        suites.append(WAGGLE_SECTION)
     if not args.only_page:
         for suite in suites:
             print(render_section(episodes, suite, out / suite, args))
     study = str(episodes["study"].iloc[0])
     print(render_page(study, scores, contrasts, suites, out, args.confidence))
+    return 0
+
+
+def cmd_viewset_decide(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.agents.waggle.viewset import decide, write
+
+    out = Path(args.out)
+    records = decide(pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed)
+    write(records, out)
+    counts = records["rung"].value_counts().to_dict()
+    print(f"{out}: {len(records)} records ({', '.join(f'{k} {v}' for k, v in counts.items())})")
+    return 0
+
+
+def cmd_viewset_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.agents.waggle.viewset import evaluate
+    from hivebench.report.page import write_tables
+
+    def named(pairs: list[str]) -> dict[str, pd.DataFrame]:
+        return {name: pd.read_parquet(path) for name, path in (pair.split("=", 1) for pair in pairs)}
+
+    orbit_set = pd.read_parquet(args.orbit_views) if args.orbit_views else None
+    orbits = {name: (orbit_set, frame) for name, frame in named(args.orbit_records).items()}
+    table = evaluate(pd.read_parquet(args.views), named(args.records), args.reference, orbits)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_tables(table, out, "evaluation")
+    print(f"{out}/evaluation.csv: {len(table)} controllers")
     return 0
 
 
@@ -429,8 +472,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report-section", help="render one suite's report section from a study's episodes")
     with_report_flags(p, "the section's folder: reports/<study>/<suite>")
-    p.add_argument("--suite", required=True, help="the suite (its episodes are the rows with this suite)")
+    p.add_argument(
+        "--suite",
+        required=True,
+        help=f"the suite (its episodes are the rows with this suite), or {WAGGLE_SECTION} (the Waggle runtime)",
+    )
     p.set_defaults(func=cmd_report_section)
+
+    p = sub.add_parser("viewset-decide", help="a Waggle controller's admitted record for every view of a set")
+    p.add_argument("--params", required=True, help="JSON: the waggle method's parameters, as a cell holds them")
+    p.add_argument("--views", required=True, help="the view set (Parquet)")
+    p.add_argument("--seed", type=non_negative, default=0, help="draws each request's sample index")
+    p.add_argument("--out", required=True, help="the records (Parquet); the response cache goes beside it")
+    p.set_defaults(func=cmd_viewset_decide)
+
+    p = sub.add_parser("viewset-report", help="score controllers' records on a view set")
+    p.add_argument("--views", required=True, help="the view set (Parquet)")
+    p.add_argument("--records", nargs="+", required=True, help="CONTROLLER=records.parquet, one per controller")
+    p.add_argument("--reference", help="the controller whose records macro-F1 and exact match compare with")
+    p.add_argument("--orbit-views", help="the view set relabelled (Parquet)")
+    p.add_argument("--orbit-records", nargs="*", default=[], help="CONTROLLER=records on the orbit views")
+    p.add_argument("--out", required=True, help="folder for evaluation.csv, .md and .tex")
+    p.set_defaults(func=cmd_viewset_report)
     return parser
 
 

@@ -418,6 +418,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
 
     yield from _name_problems(config)
     yield from _anchor_problems(config, base)
+    yield from _viewset_problems(config)
     resolved = {}
     asked: set[tuple[str, str]] = set()  # (method, suite) pairs asked for their suite problems
     for name, task in config["tasks"].items():
@@ -593,6 +594,36 @@ def _anchor_problems(config: Config, base: Path) -> Iterator[str]:
             missing.setdefault((suite.name, key), name)
     for (suite_name, key), name in missing.items():
         yield f"anchors: {path}: has no anchor for {suite_name}/{key}, by which task {name!r} is normalised"
+
+
+def _viewset_problems(config: Config) -> Iterator[str]:
+    """A view set's study and method (one that keeps the views it shows), its controllers (waggle
+    methods) and its reference (one of them)."""
+    from hivebench.registry import METHODS
+
+    for name, viewset in config["viewsets"].items():
+        where = f"viewsets.{name}"
+        study = config["studies"].get(viewset["study"])
+        if study is None:
+            yield f"{where}.study: unknown study {viewset['study']!r} (defined: {', '.join(sorted(config['studies']))})"
+        elif viewset["method"] not in study["methods"]:
+            yield f"{where}.method: {viewset['method']!r} is not one of study {viewset['study']!r}'s methods"
+        else:
+            kind = config["methods"].get(viewset["method"], {}).get("kind")
+            if kind is not None and not any("views" in impl.tables for impl in METHODS[kind].impls.values()):
+                yield (
+                    f"{where}.method: {viewset['method']!r} (kind {kind}) shows no views: a method on the view "
+                    "runtime (waggle, scripted_controller) keeps them"
+                )
+            elif kind is not None and not config["methods"][viewset["method"]].get("keep_views"):
+                yield f"{where}.method: {viewset['method']!r} keeps no views: set its keep_views: true"
+        for i, controller in enumerate(viewset["controllers"]):
+            kind = config["methods"].get(controller, {}).get("kind")
+            if kind != "waggle":
+                what = "an unknown method" if kind is None else f"of kind {kind}"
+                yield f"{where}.controllers[{i}]: {controller!r} is {what}; a view set's controllers are waggle methods"
+        if "reference" in viewset and viewset["reference"] not in viewset["controllers"]:
+            yield f"{where}.reference: {viewset['reference']!r} is not one of the view set's controllers"
 
 
 def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:

@@ -34,6 +34,8 @@ METHOD_PACKAGES: dict[str, str] = {
     "nocomm": "hivebench.agents.nocomm",
     "nativemsg": "hivebench.agents.nativemsg",
     "fixedswarm": "hivebench.agents.fixedswarm",
+    "waggle": "hivebench.agents.waggle",
+    "scripted_controller": "hivebench.agents.scripted_controller",
 }
 SUITE_GROUP, METHOD_GROUP = "hivebench.suites", "hivebench.methods"
 

@@ -24,6 +24,11 @@ class Sampling:
     top_p: float = 1.0
     max_tokens: int = 128
 
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Sampling:
+        """A method's sampling parameters (`temperature`, `top_p`, `max_tokens`)."""
+        return cls(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
+
 
 @dataclass(frozen=True)
 class Reader:

@@ -2,11 +2,12 @@
 
 A study's report folder holds the files every study gets (scores, contrasts, index.html) and one
 subfolder per suite the study runs, with that suite's section (`Suite.report_files` and the HTML
-fragment `section.html` that index.html embeds).
+fragment `section.html` that index.html embeds), and one for the Waggle runtime's section where the
+study runs a method on it.
 
 The captions of the csv tables and png charts (`snakemake --report`) lie beside the code that writes
-them: the common files' in this package's captions/, a suite's in its package's captions/, each
-<file stem>.rst.
+them: the common files' in this package's captions/, a suite's in its package's captions/ (the
+Waggle section's in hivebench/agents/waggle/captions/), each <file stem>.rst.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ COMMON_FILES = (
     "index.html",
 )
 SECTION_FILE = "section.html"
+# A study that runs a method on the Waggle runtime also gets the runtime's section (its ladder, modes,
+# telemetry and intervention across the suites: hivebench.agents.waggle.report), in this subfolder.
+WAGGLE_SECTION = "waggle"
+WAGGLE_PACKAGE = "hivebench.agents.waggle"
+WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention")
+WAGGLE_FILES = tuple(f"{stem}.{suffix}" for stem in WAGGLE_TABLES for suffix in ("csv", "md", "tex"))
 
 
 @dataclass(frozen=True)

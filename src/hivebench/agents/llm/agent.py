@@ -184,7 +184,7 @@ class LLMAgent(Policy):
         self.rng = rng
         self.view = view
         self.protocol = prompt_protocol(view, params)
-        self.sampling = Sampling(float(params["temperature"]), float(params["top_p"]), int(params["max_tokens"]))
+        self.sampling = Sampling.of(params)
         self.decider = Decider(backend_for(params), [ResponseCache(path) for path in cache_paths])
         self.initial = params.get("initial_notes")
         self.label = str(cache_paths[0]) + (f" and {len(cache_paths) - 1} more cells" if len(cache_paths) > 1 else "")

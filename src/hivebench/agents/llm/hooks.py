@@ -1,34 +1,28 @@
-"""What the workflow asks of an `llm` method at parse time: its cell's parameters (files hashed),
-problems found before any job starts, a job's inputs, cores, memory, scheduler resources and endpoint
-slots, and its estimate. Standard library at import: the heavy parts are imported when asked."""
+"""What the workflow asks of an `llm` method at parse time beyond its model settings (ModelHooks):
+its prompt protocol's and notes' parameters and problems, a job's memory, and its estimate. Standard
+library at import: the heavy parts are imported when asked."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hivebench.method import CellEstimate, MethodHooks, file_param, file_problems
-from hivebench.models.builtin import BUILTIN, folder, package_dir
+from hivebench.method import CellEstimate, file_param, file_problems
+from hivebench.models.hooks import ModelHooks
 
-# An LLM block runs for hours (a local model's job asks for the memory its batches need instead,
-# once the model's folder is there).
-LLM_RESOURCES = {"runtime": 240, "mem_mb": 4000}
-# The endpoint slots every openai method's jobs hold one of, unless it names its own (`llm_slots`).
-SLOTS = "llm_slots"
 # What the JSON protocol's memory is made of: the reference protocol keeps the reference's own.
 NOTES_KEYS = ("history", "notes_chars", "tagged_notes")
 
 
-class LLMHooks(MethodHooks):
+class LLMHooks(ModelHooks):
     def resolve(self, entry: dict[str, Any], base: Path) -> dict[str, Any]:
-        """`llm_slots` only schedules jobs; initial notes and a scripted model's file enter the cell
-        as their text or content hash. The JSON protocol, hivebench's own, is left out with reasoning
-        off (so cells from before these options keep their identity); the reference protocol keeps its
-        parser's quirks unless told otherwise, and has no notes or history settings (they are their
-        defaults there: protocol_problems)."""
-        params = {k: v for k, v in entry.items() if k != "llm_slots"}
+        """The model settings as ModelHooks keeps them; initial notes enter the cell as their text or
+        content hash. The JSON protocol, hivebench's own, is left out with reasoning off (so cells from
+        before these options keep their identity); the reference protocol keeps its parser's quirks
+        unless told otherwise, and has no notes or history settings (they are their defaults there:
+        protocol_problems)."""
+        params = super().resolve(entry, base)
         if params.get("prompt_protocol", "json") == "json":
             params.pop("prompt_protocol", None)
             if not params.get("reasoning_chars"):
@@ -39,8 +33,6 @@ class LLMHooks(MethodHooks):
                 params.pop(key, None)
         if "initial_notes" in params:
             params["initial_notes"] = resolved_notes(params["initial_notes"], base)
-        if params["backend"] == "scripted":
-            params["model"], params["model_sha256"] = file_param(params["model"], base)
         return params
 
     def suite_problems(self, entry: dict[str, Any], suite: str) -> Iterator[str]:
@@ -57,32 +49,8 @@ class LLMHooks(MethodHooks):
 
     def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
         yield from protocol_problems(entry)
-        if entry["backend"] == "scripted":
-            yield from file_problems("model", base / entry["model"])
-        elif entry["backend"] == "openai":
-            env = entry["api_key_env"]
-            if env is not None and not os.environ.get(env):
-                yield f"api_key_env: the environment variable {env} is not set (the API key is read from it)"
-        elif entry["model"] in BUILTIN:
-            try:
-                package_dir(BUILTIN[entry["model"]])
-            except FileNotFoundError as exc:
-                yield f"model: {exc}"
-        elif not (Path(entry["model"]) / "config.json").is_file():
-            yield (
-                f"model: {entry['model']!r} is neither a builtin model ({', '.join(BUILTIN)}) "
-                "nor a transformers model folder (no config.json there)"
-            )
+        yield from super().problems(entry, base)
         yield from notes_problems(entry.get("initial_notes", {}), base)
-
-    def job_inputs(self, params: dict[str, Any]) -> list[str]:
-        """A builtin model's converted folder (the prepare_model rule makes it)."""
-        if params["backend"] == "transformers" and params["model"] in BUILTIN:
-            return [str(folder(params["model"]))]
-        return []
-
-    def job_resources(self, params: dict[str, Any]) -> dict[str, Any]:
-        return LLM_RESOURCES
 
     def job_memory_mb(self, shared: dict[str, Any], seeds: int) -> int | None:
         """A local model's batches (once its folder is there); a server's or a script's: not known."""
@@ -92,12 +60,6 @@ class LLMHooks(MethodHooks):
         from hivebench.ids import canonical_json
 
         return block_memory_mb(canonical_json(shared), seeds)
-
-    def threads(self, params: dict[str, Any]) -> int:
-        return params["threads"]
-
-    def slot_resource(self, entry: dict[str, Any]) -> str | None:
-        return entry.get("llm_slots", SLOTS) if entry["backend"] == "openai" else None
 
     def estimate(self, shared: dict[str, Any], seeds: int) -> CellEstimate:
         from hivebench.agents.llm.estimate import cell_estimate

@@ -11,5 +11,5 @@ from hivebench.method import Method, MethodImpl
 
 METHOD = Method(
     name="nativemsg",
-    impl=MethodImpl("hivebench.agents.nativemsg.policy:NativeMsg", version=1, adapted=True, hooks=WaggleHooks()),
+    impl=MethodImpl("hivebench.agents.nativemsg.policy:NativeMsg", version=2, adapted=True, hooks=WaggleHooks()),
 )

@@ -9,5 +9,5 @@ from hivebench.method import Method, MethodImpl
 
 METHOD = Method(
     name="nocomm",
-    impl=MethodImpl("hivebench.agents.waggle.runtime:WaggleRuntime", version=1, adapted=True, hooks=WaggleHooks()),
+    impl=MethodImpl("hivebench.agents.waggle.runtime:WaggleRuntime", version=2, adapted=True, hooks=WaggleHooks()),
 )

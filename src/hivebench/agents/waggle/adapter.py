@@ -95,6 +95,10 @@ class Adapter(Protocol):
     def budget(self, observation: Any) -> tuple[int, int | np.ndarray]:
         """(this round, the decision rounds of each agent's episode: one number, or one per agent)."""
 
+    def intervention(self, observation: Any) -> int:
+        """The round from which the task's late counterevidence holds (its observation shows it), or -1
+        for a task without the intervention."""
+
 
 class GraphContacts:
     """An adapter's part for a suite whose contacts are its block's graph (`observation.block`, a

@@ -35,18 +35,21 @@ TRACE_SCHEMA = pa.schema(
     + [(part, pa.int16()) for part in TRACE_PARTS if part != "claim"]
     + [("claim", pa.int32())]
 )
-# An incident record: the receiver, its writer (the runtime's, never shown), then the trace's parts
+# An incident record: the receiver, its writer (the runtime's, never shown), the trace's parts, and the
+# round it was written (the runtime's too: what an intervention makes stale)
 RECEIVER, WRITER = 0, 1
 PARTS = slice(2, 2 + len(TRACE_PARTS))
+WRITTEN = PARTS.stop
+WIDTH = WRITTEN + 1
 
 
 @dataclass(frozen=True)
 class Incident:
     """Every agent's incident traces after a local update, grouped by receiver in each one's shuffled
-    order: `rows[:, RECEIVER]`, `rows[:, WRITER]`, then `rows[:, PARTS]` (TRACE_PARTS; the channel is
-    the receiver's handle)."""
+    order: `rows[:, RECEIVER]`, `rows[:, WRITER]`, `rows[:, PARTS]` (TRACE_PARTS; the channel is the
+    receiver's handle), then `rows[:, WRITTEN]`."""
 
-    rows: np.ndarray  # (records, 2 + 7)
+    rows: np.ndarray  # (records, WIDTH)
 
     @property
     def receiver(self) -> np.ndarray:
@@ -71,7 +74,7 @@ class TraceField:
         self.used = np.zeros(agents, dtype=np.int64)  # handles each node has given out
         self.pairs = np.zeros(0, dtype=np.int64)  # sorted receiver * agents + writer of every channel so far
         self.handles = np.zeros(0, dtype=np.int64)  # their handles
-        self.rows = np.zeros((0, 2 + len(TRACE_PARTS)), dtype=np.int64)
+        self.rows = np.zeros((0, WIDTH), dtype=np.int64)
         self.staged: tuple[int, np.ndarray, np.ndarray] | None = None
         self.delivered: list[tuple[int, np.ndarray]] = []  # (step written, rows as delivered)
         self.sent_by: list[tuple[int, np.ndarray]] = []  # (step, writers)
@@ -120,7 +123,7 @@ class TraceField:
         self.arrived = rows[:0]
         if self.staged is not None:
             (step, writers, traces), self.staged = self.staged, None
-            arrived = self._arrivals(writers, traces, writer, receiver, handles)
+            arrived = self._arrivals(step, writers, traces, writer, receiver, handles)
             if running is not None:
                 arrived = arrived[running[arrived[:, RECEIVER] // self.block.n]]
             self.delivered.append((step, arrived))
@@ -137,7 +140,13 @@ class TraceField:
         return Incident(rows[np.lexsort((rank, rows[:, RECEIVER]))])
 
     def _arrivals(
-        self, writers: np.ndarray, traces: np.ndarray, writer: np.ndarray, receiver: np.ndarray, handles: np.ndarray
+        self,
+        step: int,
+        writers: np.ndarray,
+        traces: np.ndarray,
+        writer: np.ndarray,
+        receiver: np.ndarray,
+        handles: np.ndarray,
     ) -> np.ndarray:
         """The staged traces as their receivers hold them: one row per (deposit, contact it reaches)."""
         order = np.argsort(writer, kind="stable")
@@ -152,9 +161,10 @@ class TraceField:
             own = self.channel(by, to)
             keep = (wanted == 0) | (own == wanted)
             deposit, contact, to, by = deposit[keep], contact[keep], to[keep], by[keep]
-        rows = np.empty((len(deposit), 2 + len(TRACE_PARTS)), dtype=np.int64)
+        rows = np.empty((len(deposit), WIDTH), dtype=np.int64)
         rows[:, RECEIVER], rows[:, WRITER] = to, by
         rows[:, PARTS] = traces[deposit]
+        rows[:, WRITTEN] = step
         rows[:, 2 + CHANNEL] = handles[contact]
         return rows
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from hivebench.agents.waggle.admit import REFUSALS, Admitted
 from hivebench.agents.waggle.records import Decisions, RecordError, forbidden_keys, parse
@@ -193,13 +194,18 @@ class Ladder:
 
     def _decide(self, final: dict[int, dict[str, Any]]) -> Admitted:
         """The block's decisions from the records admitted or projected (a projected record whose
-        action is missing or not the agent's takes its private proposal's), through the local view
-        once more: what it refuses is deleted."""
+        action is missing or not the agent's takes its private proposal's), their responses kept,
+        through the local view once more: what it refuses is deleted."""
         decisions = Decisions.private(self.proposal)
+        responses: list[str | None] = [None] * len(self.proposal)
         for agent, record in final.items():
             if record.get("task_action") not in self.actions:
                 record = {**record, "task_action": self.actions[int(self.proposal[agent])]}
-            decisions.put(agent, parse(record, self.actions))
+            parts = parse(record, self.actions)
+            decisions.put(agent, parts)
+            responses[agent] = parts[4]
+        if any(text is not None for text in responses):
+            decisions.response = pa.array(responses, pa.string())
         return self.check(decisions)
 
 

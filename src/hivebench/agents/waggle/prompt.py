@@ -2,7 +2,8 @@
 the serialized local view are appended mechanically." The instruction is the paper's, verbatim; the
 action names and the six-part view (its canonical JSON: sorted keys, no spaces) follow it in one
 user message. `record_schema` is the canonical record as a JSON Schema, for a server that enforces
-one (the validator checks every reply all the same: hivebench.agents.waggle.ladder).
+one (the validator checks every reply all the same: hivebench.agents.waggle.ladder); its response is
+capped at RESPONSE_CHARS, so that a constrained decoder's record ends.
 """
 
 from __future__ import annotations
@@ -11,7 +12,12 @@ import json
 from typing import Any
 
 from hivebench.agents.waggle.records import BIN_MAX, CLAIM_MAX, COMPASS, INTENTS, TTL_MAX
+from hivebench.ids import canonical_json
 from hivebench.models import Message
+
+# The longest response the schema lets a constrained decoder write (SwarmBench's message cut), so that
+# a decoder ends its record; the runtime sends responses only on a task's native medium.
+RESPONSE_CHARS = 120
 
 INSTRUCTION = (
     "You are one anonymous member of a changing local network. Use only the private proposal, private "
@@ -23,16 +29,11 @@ INSTRUCTION = (
 )
 
 
-def serialised(view: dict[str, Any]) -> str:
-    """A local view's canonical JSON."""
-    return json.dumps(view, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def messages(view: dict[str, Any], actions: list[str]) -> tuple[Message, ...]:
     """The chat a controller answers for one agent: the instruction, then the action names and the view."""
     return (
         {"role": "system", "content": INSTRUCTION},
-        {"role": "user", "content": f"Actions: {json.dumps(actions)}\nLocal view: {serialised(view)}"},
+        {"role": "user", "content": f"Actions: {json.dumps(actions)}\nLocal view: {canonical_json(view)}"},
     )
 
 
@@ -68,7 +69,7 @@ def record_schema(actions: list[str]) -> dict[str, Any]:
         "required": ["task_action", "response", "deposits", "commit"],
         "properties": {
             "task_action": {"enum": list(actions)},
-            "response": {"type": ["string", "null"]},
+            "response": {"type": ["string", "null"], "maxLength": RESPONSE_CHARS},
             "deposits": {"type": "array", "maxItems": 1, "items": trace},
             "commit": {"anyOf": [commit, {"type": "null"}]},
             "execution_intent": {"enum": list(INTENTS[1:])},

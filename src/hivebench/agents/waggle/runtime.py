@@ -22,6 +22,7 @@ channels (the validator admits a challenge only from a writer that verified it).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ import pyarrow as pa
 from hivebench.agents.waggle import gate as gates
 from hivebench.agents.waggle.adapter import Adapter, Evidence, Proposal
 from hivebench.agents.waggle.admit import Admitted, admit, keys
-from hivebench.agents.waggle.field import Incident, TraceField
+from hivebench.agents.waggle.field import WIDTH, WRITTEN, Incident, TraceField
 from hivebench.agents.waggle.records import (
     AUTO,
     CLAIM,
@@ -46,6 +47,7 @@ from hivebench.agents.waggle.records import (
 from hivebench.agents.waggle.view import budget_bin, local_view
 from hivebench.engine.api import Policy
 from hivebench.engine.block import Block
+from hivebench.ids import canonical_json
 from hivebench.seeding import Streams
 
 # The telemetry every episode's summary holds (the paper's Table 11 counters and the rest)
@@ -67,6 +69,8 @@ COUNTERS = (
     "native_deliveries",
     "delivered_frames",
 )
+# What an episode with the late-counterevidence intervention also counts, from its round on
+AFTER_INTERVENTION = ("stale_traces_held", "post_conflict_frames")
 
 
 class Context:
@@ -121,7 +125,8 @@ class WaggleRuntime(Policy):
         )
         self.commitment = np.full((agents, 2), NONE, dtype=np.int64)  # claim, confidence
         self.renewed = np.zeros(agents, dtype=np.int64)  # the round the commitment was last made or renewed
-        self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS}
+        self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS + AFTER_INTERVENTION}
+        self.intervention = self.adapter.intervention(observation)
         self.modes: list[np.ndarray] = []  # per round, each agent's mode (-1: no decision)
         self.incident_sizes: list[np.ndarray] = []
         self.running: list[np.ndarray] = []  # per round, (episodes,) whose episode it belongs to
@@ -136,6 +141,8 @@ class WaggleRuntime(Policy):
         incident = self._update(observation, running)
         context = Context(self, observation, proposal, evidence, incident, running)
         self._count_deliveries(context)
+        if self.intervened(context):  # traces written before the counterevidence, still held
+            context.count("stale_traces_held", incident.receiver[incident.rows[:, WRITTEN] < self.intervention])
         self._reopen(context)
         admitted = self._admit(context, self.law(context))
         action = self._compile(context, admitted.decisions)
@@ -171,11 +178,17 @@ class WaggleRuntime(Policy):
             receiver = np.concatenate([receiver, arrived[:, 0]])
         frames = np.unique(sender.astype(np.int64) * self.block.agents + receiver)
         context.count("delivered_frames", frames % self.block.agents)
+        if 0 <= self.intervention < context.step:  # sent once the counterevidence was there to see
+            context.count("post_conflict_frames", frames % self.block.agents)
+
+    def intervened(self, context: Context) -> bool:
+        """Whether this round has the task's late counterevidence (from its intervention round on)."""
+        return 0 <= self.intervention <= context.step
 
     def _update(self, observation: Any, running: np.ndarray) -> Incident:
         """The field after this local update (empty without one)."""
         if self.trace_field is None:
-            return Incident(np.zeros((0, 9), dtype=np.int64))
+            return Incident(np.zeros((0, WIDTH), dtype=np.int64))
         return self.trace_field.deliver(self.adapter.contacts(observation), running)
 
     def _holds(self, agent: np.ndarray, handle: np.ndarray) -> np.ndarray:
@@ -255,16 +268,19 @@ class WaggleRuntime(Policy):
         out[hit] = grouped.heading[found[hit]]
         return out
 
+    def own_rounds(self, per_round: Any, episode: int) -> list[Any]:
+        """One episode's agents' part of each round it ran in (`per_round[t]`: the block's agents)."""
+        own = slice(episode * self.block.n, (episode + 1) * self.block.n)
+        return [values[own] for values, running in zip(per_round, self.running) if running[episode]]
+
     def columns(self, episode: int) -> dict[str, Any]:
         """Per (state, agent): the mode of the record that led to the state ("" at state 0 and for an
         agent without a decision) and how many traces it held when it decided; with the field, how
         many traces it wrote in that round and how many of that round's traces reached it."""
         n = self.block.n
-        own = slice(episode * n, (episode + 1) * n)
-        rounds = [t for t, running in enumerate(self.running) if running[episode]]
 
         def by_state(per_round: Any, first: int, dtype: type) -> np.ndarray:
-            return np.concatenate([np.full(n, first, dtype), *(per_round[t][own] for t in rounds)]).astype(dtype)
+            return np.concatenate([np.full(n, first, dtype), *self.own_rounds(per_round, episode)]).astype(dtype)
 
         modes = by_state(self.modes, -1, np.int32)
         columns: dict[str, Any] = {
@@ -278,11 +294,22 @@ class WaggleRuntime(Policy):
         return columns
 
     def summary(self, episode: int) -> dict[str, Any]:
-        counts = {name: int(values[episode]) for name, values in self.counters.items()}
+        n = self.block.n
+        counts = {name: int(values[episode]) for name, values in self.counters.items() if name in COUNTERS}
+        if self.intervention >= 0:  # per agent, from the intervention round on
+            counts |= {
+                "intervention_round": self.intervention,
+                "stale_field_burden": float(self.counters["stale_traces_held"][episode] / n),
+                "post_conflict_traffic": float(self.counters["post_conflict_frames"][episode] / n),
+            }
         if self.trace_field is not None:
             counts |= self.trace_field.counts(episode)
+        own = self.own_rounds(self.modes, episode)
+        decided = np.concatenate(own) if own else np.zeros(0, dtype=np.int64)
+        per_mode = np.bincount(decided[decided >= 0], minlength=len(MODES))
         return {
             **counts,
+            **{f"mode_{mode}": int(count) for mode, count in zip(MODES, per_mode)},  # records by derived mode
             "delivered_per_agent": counts["delivered_frames"] / self.block.n,
             "model_calls": 0,
             "model_tokens": 0,
@@ -310,18 +337,42 @@ def private_evidence(context: Context) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
+VIEWS_SCHEMA = pa.schema([("step", pa.int32()), ("agent", pa.int32()), ("actions", pa.string()), ("view", pa.string())])
+
+
 class ViewRuntime(WaggleRuntime):
     """A law that reads each live agent's six-part local view (hivebench.agents.waggle.view) and
     returns its record as JSON (a controller): `reply` maps the round's views to records, one per
     view; a record that is not the canonical schema becomes its agent's private proposal, counted as
-    invalid."""
+    invalid. With `keep_views` every view shown is kept: the `views` side table (a view set's source),
+    one row per (round, agent asked) with the action names and the view's canonical JSON (without it
+    the table is empty: views take memory, about 1 kB each)."""
 
     medium = "field"
+
+    def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
+        super().__init__(params, rng, adapter)
+        self.keep = bool(params.get("keep_views", False))
+        self.shown: list[tuple[int, np.ndarray, list[str]]] = []  # per round: step, agents, their views (keep_views)
+
+    def tables(self, episode: int) -> dict[str, Any]:
+        n = self.block.n
+        rows = [
+            (step, agent % n, view)
+            for step, agents, views in self.shown
+            for agent, view in zip(agents.tolist(), views)
+            if agent // n == episode
+        ]
+        step, agent, view = zip(*rows) if rows else ((), (), ())
+        actions = json.dumps(list(self.adapter.actions))
+        columns = [list(step), list(agent), [actions] * len(rows), list(view)]
+        return {**super().tables(episode), "views": pa.table(columns, schema=VIEWS_SCHEMA)}
 
     def reply(self, views: list[dict[str, Any]]) -> list[Any]:
         raise NotImplementedError
 
-    def law(self, context: Context) -> Decisions:
+    def local_views(self, context: Context) -> tuple[np.ndarray, list[dict[str, Any]]]:
+        """The live agents (block indices) and each one's local view this round."""
         adapter, obs = self.adapter, context.observation
         live = np.flatnonzero(context.live)
         starts = np.searchsorted(context.incident.receiver, live)
@@ -338,9 +389,15 @@ class ViewRuntime(WaggleRuntime):
             )
             for agent, start, stop in zip(live.tolist(), starts.tolist(), stops.tolist())
         ]
+        if self.keep:
+            self.shown.append((context.step, live, [canonical_json(view) for view in views]))
+        return live, views
+
+    def law(self, context: Context) -> Decisions:
+        live, views = self.local_views(context)
         records: list[Any] = [None] * len(context.live)
         for agent, record in zip(live.tolist(), self.reply(views)):
             records[agent] = record
-        decisions, errors = from_json(records, adapter.actions, context.proposal.action)
+        decisions, errors = from_json(records, self.adapter.actions, context.proposal.action)
         context.count("invalid_records", [a for a, e in enumerate(errors) if e is not None])
         return decisions

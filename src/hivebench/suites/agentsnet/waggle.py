@@ -100,6 +100,9 @@ class NetAdapter(GraphContacts):
     def budget(self, views: NetViews) -> tuple[int, np.ndarray]:
         return views.step, views.agent_rounds + 1
 
+    def intervention(self, views: NetViews) -> int:
+        return -1  # AgentsNet has no late-counterevidence intervention
+
     def proposal(self, views: NetViews, medium: str) -> Proposal:
         if self.protocol is None:
             kind = AnonymousIndependentSet if views.problem == "vertex_cover" else PROTOCOLS[views.problem]

@@ -29,6 +29,7 @@ LARGEST = {"complete": 500, "regular3": 5_000, "store": 5_000}
 LARGEST_MATRIX = 500
 # the classical methods whose messages carry whole shards (the Waggle controls that talk pass on the flood's)
 SHARD_SENDERS = ("distributed", "random", "nativemsg", "fixedswarm")
+CHANGEABLE = ("III-26",)  # the tasks whose shard the late-counterevidence intervention changes (`change_at`)
 # Bytes per episode of `distributed` and `random`, rounded up from their peak memory (3.5 N^3 at N = 300
 # on the complete topology, p2p, one round; 155 N^2 at N = 1,500 on regular3, 9 rounds): N^3 for the
 # shard rows of a complete round's deliveries, N^2 for an adjacency and every agent's holdings and per
@@ -94,6 +95,15 @@ class SiloHooks(TaskHooks):
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
         if params["protocol"] == "store" and params["topology"] != "complete" and not params["oracle"]:
             yield "topology: the shared store reaches every agent; a topology (regular3) applies to p2p and broadcast"
+        if "change_at" in params:
+            if params["task"] not in CHANGEABLE or params["protocol"] != "p2p" or params["oracle"]:
+                where = f"{params['task']}, protocol {params['protocol']}{', oracle' if params['oracle'] else ''}"
+                yield f"change_at: the shard change runs {', '.join(CHANGEABLE)} on p2p ports (not {where})"
+            elif params["change_at"] >= params["rounds"]:
+                last = params["rounds"] - 1
+                yield f"change_at: {params['change_at']} is not a communication round after the first (1 .. {last})"
+            elif compat.settings(params, DIFFERENCES)["submission"] != "end":
+                yield "change_at: needs submission: end (an answer given before the change would never see it)"
 
     def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
         if params["task"] == "III-30" and n > LARGEST_MATRIX:
@@ -128,6 +138,9 @@ class SiloHooks(TaskHooks):
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
         from hivebench.registry import METHODS  # the registry imports this package: not at import time
 
+        if "change_at" in params and METHODS[method].impl("silobench").reads_text:
+            yield f"change_at: a {method} method reads messages as text, which show shards as they were at first"
+            return
         if METHODS[method].impl("silobench").adapted and (params["oracle"] or params["protocol"] != "p2p"):
             setting = "oracle: true" if params["oracle"] else f"protocol: {params['protocol']}"
             yield f"{setting}: the Waggle runtime runs Silo-Bench on p2p ports (a method of kind {method} cannot)"

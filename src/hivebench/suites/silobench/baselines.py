@@ -45,6 +45,10 @@ class Holdings:
         self.source: np.ndarray | None = None  # (agents, n): the neighbour each shard came from (-1: own or none)
         self.held: list[np.ndarray] = []  # shards held by each agent at the start of each round
         self.answered: np.ndarray | None = None  # (agents,): the round each agent answered in (-1: not yet)
+        # With the late-counterevidence intervention (`change_at`): the version of each shard each agent
+        # holds (-1: none, 0: as dealt, 1: as changed); None without it
+        self.version: np.ndarray | None = None
+        self.news: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
     def start(self, views: SiloViews) -> None:
         agents, n = views.block.agents, views.block.n
@@ -57,9 +61,12 @@ class Holdings:
         self.passed = np.zeros_like(self.known)  # shards each agent has passed on
         self.source = np.full(self.known.shape, -1, dtype=np.int64)
         self.answered = np.full(agents, -1, dtype=np.int64)
+        if views.intervention >= 0:
+            self.version = np.where(self.known, 0, -1).astype(np.int8)
 
     def read(self, views: SiloViews) -> np.ndarray:
-        """Take in this round's deliveries (or the store); the holdings after."""
+        """Take in this round's deliveries (or the store); the holdings after. `news`: the (delivery,
+        owner) pairs that told their receiver something: a shard it did not hold, or a newer version."""
         if self.known is None:
             self.start(views)
         known, source = self.known, self.source
@@ -67,10 +74,29 @@ class Holdings:
         inbox = views.inbox
         if len(inbox.receiver):
             assert inbox.outbox.payload is not None
-            rows, owners = np.nonzero(inbox.outbox.payload[inbox.message] & ~known[inbox.receiver])
-            source[inbox.receiver[rows], owners] = inbox.sender[rows]
-            known[inbox.receiver[rows], owners] = True
+            payload = inbox.outbox.payload[inbox.message]
+            news = payload & ~known[inbox.receiver]
+            if self.version is not None:  # a delivery carries the versions its sender held when it sent
+                carried = np.where(payload, self.version[inbox.sender], -1)
+                newest = np.full(self.version.shape, -1, dtype=np.int8)  # per receiver and owner, this round
+                np.maximum.at(newest, inbox.receiver, carried)
+                news = (carried > self.version[inbox.receiver]) & (carried == newest[inbox.receiver])
+            rows, owners = np.nonzero(news)
+            self.news = (rows, owners)
+            receiver = inbox.receiver[rows]
+            if self.version is not None:
+                assert self.passed is not None
+                self.passed[receiver, owners] = False  # a newer version is passed on in its turn
+                np.maximum.at(self.version, (receiver, owners), carried[rows, owners])
+            source[receiver, owners] = inbox.sender[rows]
+            known[receiver, owners] = True
         n = views.block.n
+        if self.version is not None and views.changed is not None and views.step == views.intervention:
+            assert self.passed is not None
+            owners = views.changed
+            agents = np.arange(len(owners)) * n + owners  # each changed shard's owner takes it in
+            self.version[agents, owners] = 1
+            self.passed[agents, owners] = False
         for s, store in enumerate(views.store):
             for entry in store.values():
                 if entry.payload is not None and entry.step == views.step - 1:  # older writes are held already
@@ -97,12 +123,14 @@ class Holdings:
         """The answers of agents `who` from the shards they hold (one solve per distinct holding), None
         for the others; `who` answered in this round."""
         assert self.known is not None and self.answered is not None
-        solved: dict[tuple[int, bytes], tuple[Any, list[int]]] = {}
+        solved: dict[tuple[int, int, bytes], tuple[Any, list[int]]] = {}
         answers: list[Any] = [None] * len(self.known)
         n = views.block.n
         for v in np.flatnonzero(who).tolist():
             s, inst = v // n, views.instances[v // n]
-            key = (s, self.known[v].tobytes())
+            if views.previous is not None and self.version is not None and self.version[v, views.changed[s]] == 0:
+                inst = views.previous[s]  # it holds the changed shard as it was
+            key = (s, id(inst), self.known[v].tobytes())
             if key not in solved:
                 owners = np.flatnonzero(self.known[v]).tolist()
                 solved[key] = (whole_answer(inst, owners), owners)

@@ -27,6 +27,25 @@ def instance(task: str, n: int, seed: int) -> Instance:
     return Instance(task, n, tuple(shards), public, problem.solve(shards, public))
 
 
+CHANGE_DRAWS = 1000  # instances drawn for a changed shard before giving up on changing the answer
+
+
+def changed(inst: Instance, seed: int) -> tuple[int, Instance]:
+    """The late-counterevidence intervention's instance: one owner, drawn from the seed, holds the shard
+    it holds in the first of further instances drawn from the seed that changes the answer (counter-
+    evidence that changes nothing would be none); the answer is solved anew. (owner, instance)"""
+    problem = PROBLEMS[inst.task]
+    owner = int(stream(seed, f"silobench change {inst.task} N{inst.n}").integers(inst.n))
+    for draw in range(CHANGE_DRAWS):
+        other, _ = problem.generate(inst.n, stream(seed, f"silobench changed shard {inst.task} N{inst.n} {draw}"))
+        shards = list(inst.shards)
+        shards[owner] = other[owner]
+        answer = problem.solve(shards, inst.public)
+        if answer != inst.answer:
+            return owner, Instance(inst.task, inst.n, tuple(shards), inst.public, answer)
+    raise ValueError(f"{inst.task} N{inst.n} seed {seed}: no changed shard of agent {owner} changes the answer")
+
+
 def relabelled(inst: Instance, sigma: np.ndarray) -> Instance:
     """The instance with agent sigma(i) holding agent i's shard (and the answer solved anew: where it
     names agents, it names them by their new indices)."""

@@ -32,7 +32,7 @@ from hivebench.engine.media.exchange import Delivered, Entry, Outbox
 from hivebench.suites.silobench import DIFFERENCES, behaviour
 from hivebench.suites.silobench.catalogue import BY_ID
 from hivebench.suites.silobench.exchange import ShardTexts
-from hivebench.suites.silobench.instances import instance, relabelled
+from hivebench.suites.silobench.instances import changed, instance, relabelled
 from hivebench.suites.silobench.network import Topology, block
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.scoring import judge
@@ -72,6 +72,11 @@ class SiloViews:
     settings: dict[str, str]  # every difference from the reference (DIFFERENCES) as the cell sets it
     active: np.ndarray  # (agents,) bool: who has not answered yet (and so still decides)
     calls: tuple[tuple[Call | None, ...], ...]  # every earlier round's store calls, per agent (or none)
+    # The late-counterevidence intervention (`change_at`), for the methods, not the agents: its round (-1:
+    # none); from it on, per episode the owner whose shard changed and the instances as they were before
+    intervention: int = -1
+    changed: np.ndarray | None = None
+    previous: tuple[Instance, ...] | None = None
 
     @property
     def horizon(self) -> int:
@@ -124,14 +129,23 @@ class SiloTask:
         self.n = 1 if self.oracle else population  # agents per episode
         self.rounds = 0 if self.oracle else int(params["rounds"])
         self.settings = compat.settings(params, DIFFERENCES)
+        self.change_at = int(params.get("change_at", -1))
         self.t = 0
 
     def reset(self, seeds: Sequence[int]) -> None:
         self.instances = tuple(instance(self.params["task"], self.size, seed) for seed in seeds)
+        self.before = self.instances  # as the episodes start (they end with `instances`)
+        self.changed = np.full(len(seeds), -1, dtype=np.int64)
+        if self.change_at >= 0:
+            pairs = [changed(inst, seed) for inst, seed in zip(self.instances, seeds)]
+            self.changed = np.array([owner for owner, _ in pairs], dtype=np.int64)
+            self.instances = tuple(inst for _, inst in pairs)
         if self.relabelling is not None:
             self.instances = tuple(relabelled(inst, self.relabelling) for inst in self.instances)
+            self.before = tuple(relabelled(inst, self.relabelling) for inst in self.before)
+            self.changed = np.where(self.changed >= 0, self.relabelling[np.maximum(self.changed, 0)], -1)
         self.block = block("complete" if self.oracle else self.params["topology"], self.n, seeds, self.relabelling)
-        self.texts = ShardTexts([inst.shards for inst in self.instances])
+        self.texts = ShardTexts([inst.shards for inst in self.before])  # a changed shard's size: its first text's
         p = self.params
         store = {"store_chars": p["store_chars"], "writes": p["writes_per_round"]} if p["protocol"] == "store" else {}
         self.medium = media.medium(p["protocol"])(self.block, self.texts, p["message_chars"], **store)
@@ -154,6 +168,7 @@ class SiloTask:
 
     def observe(self) -> SiloViews:
         p, inbox = self.params, self.inbox
+        after = 0 <= self.change_at <= self.t
         return SiloViews(
             self.t,
             self.rounds,
@@ -161,7 +176,7 @@ class SiloTask:
             p["topology"],
             self.oracle,
             self.block,
-            self.instances,
+            self.instances if after or self.change_at < 0 else self.before,
             inbox,
             inbox.store,
             inbox.refused,
@@ -172,6 +187,9 @@ class SiloTask:
             self.settings,
             self.submitted < 0,
             tuple(self.calls),
+            self.change_at,
+            self.changed if after else None,
+            self.before if after else None,
         )
 
     def step(self, actions: SiloActions) -> None:
@@ -285,6 +303,12 @@ class SiloTask:
             }
             if early:
                 summary |= {"rounds_used": used, "answered_early": int((self.submitted[own] < self.rounds).sum())}
+            if self.change_at >= 0:  # the new data's answers, and the old data's
+                old = self.before[s]
+                stale = [
+                    judge(answers[v], old.expected(v % n), level, bool(given[v]))[0] for v in range(own.start, own.stop)
+                ]
+                summary |= {"recovery": float(exact.mean()), "stale_answers": float(np.mean(stale))}
             if label != "hivebench":
                 summary["compat"] = label
             records.append(EpisodeRecord(agents, summary, self.medium.tables(s)))

@@ -19,6 +19,11 @@ on p2p ports (the Waggle study's degree-three ports, `topology: regular3`).
 - Compilation: a frame's shards do not go to a neighbour that has reported on that port, first hand
   (novelty 4), that it is complete: it holds them already. Nothing else reads the field: Silo-Bench has
   no spatial moves, and its controls commit to nothing.
+- The late-counterevidence intervention (`change_at`, III-26): from its round on one owner's shard is
+  changed. "Complete" is then two claims, of the data as dealt and as changed: an agent holding every
+  shard sees the one its copy of the changed shard belongs to; an agent holding the changed shard's new
+  version refutes "complete as dealt" (verified counterevidence: its own copy is newer), and does not
+  take such a report as a reason to spare a neighbour its frames.
 """
 
 from __future__ import annotations
@@ -53,14 +58,15 @@ class Arrivals(Holdings):
         if self.known is None:
             self.start(views)
             self.came = np.zeros(self.known.shape, dtype=np.int64)
+        known = super().read(views)
         inbox, block = views.inbox, views.block
         if self.ports and len(inbox.receiver):
-            assert inbox.outbox.payload is not None and self.known is not None
-            rows, owners = np.nonzero(inbox.outbox.payload[inbox.message] & ~self.known[inbox.receiver])
+            rows, owners = self.news
             receiver, sender = inbox.receiver[rows], inbox.sender[rows]
             slot = np.searchsorted(block.edge_keys, receiver * block.agents + sender) - block.indptr[receiver]
+            self.came[receiver, owners] = 0  # a newer version: the ports it came on (none for a first arrival)
             np.bitwise_or.at(self.came, (receiver, owners), np.left_shift(1, slot))
-        return super().read(views)
+        return known
 
 
 class AnonymousFlood(Distributed):
@@ -101,7 +107,10 @@ class SiloAdapter(GraphContacts):
         if views.protocol != "p2p" or views.oracle:
             raise ValueError(f"the Waggle runtime runs Silo-Bench on p2p ports, not protocol {views.protocol}")
         self.n = views.block.n
-        self.complete = ClaimCodes(seeds, self.n).encode(np.arange(len(seeds)) * self.n, 0, 0)  # per episode
+        # per episode, the claim "complete" of the data as dealt (column 0) and as changed (column 1)
+        first = np.arange(len(seeds)) * self.n
+        codes = ClaimCodes(seeds, self.n)
+        self.complete = np.stack([codes.encode(first, 0, 0), codes.encode(first, 0, 1)], axis=1)
         self.policy: ClassicalPolicy | None = None
         self.proposed: SiloActions | None = None
         self._evidence: tuple[int, Evidence] | None = None
@@ -127,6 +136,9 @@ class SiloAdapter(GraphContacts):
     def budget(self, views: SiloViews) -> tuple[int, int]:
         return views.step, views.horizon
 
+    def intervention(self, views: SiloViews) -> int:
+        return views.intervention
+
     def proposal(self, views: SiloViews, medium: str) -> Proposal:
         if self.policy is None:
             self.policy = (
@@ -148,14 +160,21 @@ class SiloAdapter(GraphContacts):
             return self._evidence[1]
         assert self.policy is not None and self.policy.holdings.known is not None
         agent = np.flatnonzero(self.policy.holdings.known.all(axis=1) & views.active)
-        evidence = Evidence(
-            agent, self.complete[agent // self.n], np.full(len(agent), NONE), np.zeros(len(agent), bool)
-        )
+        claim = self.complete[agent // self.n, self._newer(views, agent).astype(np.int64)]
+        evidence = Evidence(agent, claim, np.full(len(agent), NONE), np.zeros(len(agent), bool))
         self._evidence = (views.step, evidence)
         return evidence
 
     def refutes(self, views: SiloViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
-        return np.zeros(len(agent), dtype=bool)  # holding every shard is never false
+        """An agent holding a changed shard's new version knows the data as dealt is no longer all of it."""
+        return (claim == self.complete[agent // self.n, 0]) & self._newer(views, agent)
+
+    def _newer(self, views: SiloViews, agent: np.ndarray) -> np.ndarray:
+        """Per agent, whether it holds its episode's changed shard as changed (the intervention)."""
+        version = None if self.policy is None else self.policy.holdings.version
+        if views.changed is None or version is None:
+            return np.zeros(len(agent), dtype=bool)
+        return version[agent, views.changed[agent // self.n]] == 1
 
     def wants(self, views: SiloViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return np.zeros(len(agent), dtype=bool)
@@ -174,9 +193,10 @@ class SiloAdapter(GraphContacts):
         outbox = proposed.outbox
         assert outbox is not None
         rows = incident.rows
-        reported = rows[
-            (rows[:, 2 + CLAIM] == self.complete[rows[:, RECEIVER] // self.n]) & (rows[:, 2 + NOVELTY] == BIN_MAX)
-        ]
+        receiver, claim = rows[:, RECEIVER], rows[:, 2 + CLAIM]
+        complete = (claim[:, None] == self.complete[receiver // self.n]).any(axis=1)
+        believed = complete & (rows[:, 2 + NOVELTY] == BIN_MAX) & ~self.refutes(views, receiver, claim)
+        reported = rows[believed]
         done = np.isin(
             outbox.sender * views.block.agents + outbox.receiver,
             reported[:, RECEIVER] * views.block.agents + reported[:, WRITER],

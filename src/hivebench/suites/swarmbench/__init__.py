@@ -129,6 +129,11 @@ class SwarmHooks(TaskHooks):
         k = params["view"]
         if k < 3 or k % 2 == 0:
             yield f"view: the view is k x k cells around the agent, k odd and at least 3; got {k}"
+        if "relocate_at" in params:
+            if params["task"] != "pursuit":
+                yield f"relocate_at: only Pursuit has a prey to relocate (task: {params['task']})"
+            elif params["relocate_at"] >= params["rounds"]:
+                yield f"relocate_at: {params['relocate_at']} is not a round before the last ({params['rounds']} rounds)"
 
     def population_problems(self, params: dict[str, Any], n: int) -> Iterator[str]:
         size = side(n) if params["grid"] == "auto" else params["grid"]

@@ -175,6 +175,26 @@ class Pursuit(Rules):
         self.prey += np.where((choice >= 0)[:, None], step_to, 0)
         self._place(episodes)
 
+    def relocate(self, away: int) -> None:
+        """Every episode's prey to a least dangerous free cell at least `away` cells (Chebyshev) from
+        where it stood, ties drawn from the prey's stream (the intervention): the prey stops being
+        where anyone saw it."""
+        w, m = self.worlds, self.worlds.margin
+        w.grid[np.arange(len(self.prey)), self.prey[:, 0] + m, self.prey[:, 1] + m] = physics.EMPTY
+        danger = self._danger()
+        for s in range(len(self.prey)):
+            level = np.where(w.map_view(w.grid)[s] == physics.EMPTY, w.map_view(danger)[s], np.inf)
+            rows, cols = np.indices(level.shape)
+            near = np.maximum(np.abs(rows - self.prey[s, 0]), np.abs(cols - self.prey[s, 1])) < away
+            if np.isfinite(level[~near]).any():  # a map too small for that distance: anywhere else
+                level[near] = np.inf
+            else:
+                level[tuple(self.prey[s])] = np.inf
+            safest = np.flatnonzero(level == level.min())
+            self.prey[s] = np.unravel_index(safest[self.draws[s].integers(len(safest))], level.shape)
+            self.pushable[s] = False
+        self._place(np.ones(len(self.prey), dtype=bool))
+
     def summary(self) -> dict[str, list]:
         path = np.stack(self.path, axis=1)  # (episodes, states, 2)
         return {"captures": self.score.astype(int).tolist(), "prey_path": path.tolist()}

@@ -69,6 +69,7 @@ class SwarmViews:
     heard_from: np.ndarray  # (messages,) its sender (for the record, not for the agent: messages are anonymous)
     state: dict[str, np.ndarray]  # per agent: light (Synchronization), carrying (Foraging), ...
     score: np.ndarray  # (episodes,)
+    intervention: int = -1  # Pursuit's relocation round (relocate_at), or -1: the runtime's, not an agent's
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,7 @@ class SwarmTask:
         self.rounds = int(params["rounds"])
         self.k = int(params["view"])
         self.size = side(population) if params["grid"] == "auto" else int(params["grid"])
+        self.relocate_at = int(params.get("relocate_at", -1))
         self.t = 0
 
     @property
@@ -153,6 +155,7 @@ class SwarmTask:
             heard_from=self.inbox[2],
             state=self.rules.agent_columns(),
             score=self.rules.score.copy(),
+            intervention=self.relocate_at,
         )
 
     def step(self, actions: SwarmActions) -> None:
@@ -163,12 +166,20 @@ class SwarmTask:
         move = np.where(present, move, 0)
         self.worlds.move(move)
         self.rules.update(self.t, move)
+        if self.t + 1 == self.relocate_at:
+            self.rules.relocate(self.k)  # type: ignore[attr-defined]  # relocate_at is Pursuit's (problems)
         self.actions[self.t + 1] = move
         if actions.messages is not None:
             self.medium.send(self.t, spoken(actions.messages, present))
         self.inbox = self._heard()
         self.t += 1
         self._keep_state()
+
+    def _in_view_of_prey(self) -> list[float]:
+        """Per episode, the share of its agents with the prey in their view at the last state."""
+        prey = np.repeat(self.rules.prey, self.n, axis=0)  # type: ignore[attr-defined]
+        near = np.abs(self.worlds.position - prey).max(axis=1) <= self.k // 2
+        return near.reshape(len(self.seeds), self.n).mean(axis=1).tolist()
 
     def _heard(self) -> tuple[np.ndarray, pa.StringArray, np.ndarray]:
         """What the medium delivers now, where the agents stand: (receivers, texts, senders)."""
@@ -186,6 +197,8 @@ class SwarmTask:
         rules_label = behaviour(self.params)  # hivebench's rules add no column (their files are as before)
         if rules_label != "hivebench":
             summary["compat"] = [rules_label] * len(self.seeds)
+        if self.relocate_at >= 0:
+            summary["recovery"] = self._in_view_of_prey()
         score = self.rules.score.tolist()
         records = []
         for s in range(len(self.seeds)):

@@ -117,6 +117,9 @@ class SwarmAdapter:
     def budget(self, views: SwarmViews) -> tuple[int, int]:
         return views.step, views.horizon
 
+    def intervention(self, views: SwarmViews) -> int:
+        return views.intervention
+
     def proposal(self, views: SwarmViews, medium: str) -> Proposal:
         native = medium == "native"
         if not native:

@@ -1,0 +1,22 @@
+"""The `scripted_controller` method: a fixed rule in the controller's slot of the Waggle runtime, reading
+only each agent's six-part local view and answering with canonical records
+(hivebench.agents.waggle.scripted): the view-to-record path with no model, for checks and for the
+intervention beside FixedSwarm.
+
+Standard library only: the Snakefile reads this declaration at parse time.
+"""
+
+from hivebench.agents.waggle import WaggleHooks
+from hivebench.method import Method, MethodImpl
+
+METHOD = Method(
+    name="scripted_controller",
+    impl=MethodImpl(
+        "hivebench.agents.waggle.scripted:ScriptedController",
+        version=1,
+        adapted=True,
+        tables=("traces", "views"),
+        hooks=WaggleHooks(),
+    ),
+    schema="schema.yaml",
+)
