@@ -36,6 +36,7 @@ METHOD_PACKAGES: dict[str, str] = {
     "fixedswarm": "hivebench.agents.fixedswarm",
     "waggle": "hivebench.agents.waggle",
     "scripted_controller": "hivebench.agents.scripted_controller",
+    "swarmsys": "hivebench.agents.swarmsys",
 }
 SUITE_GROUP, METHOD_GROUP = "hivebench.suites", "hivebench.methods"
 

@@ -1,4 +1,4 @@
-"""What the workflow asks at parse time of any method that calls models (`llm`, `waggle`), about the
+"""What the workflow asks at parse time of any method that calls models (`llm`, `waggle`, `swarmsys`), about the
 model settings they share (the `model_backend` schema definition): a cell's parameters (a scripted
 model's file hashed, the scheduling-only `llm_slots` dropped), problems found before any job starts,
 a job's inputs, cores, scheduler resources and endpoint slots. Standard library only: the Snakefile

@@ -29,6 +29,9 @@ LARGEST = {"complete": 500, "regular3": 5_000, "store": 5_000}
 LARGEST_MATRIX = 500
 # the classical methods whose messages carry whole shards (the Waggle controls that talk pass on the flood's)
 SHARD_SENDERS = ("distributed", "random", "nativemsg", "fixedswarm")
+# the methods that route their own messages to any agent (SwarmSys: to each event's participants), on
+# p2p over the complete topology, and need an explorer, a worker and a validator
+ROUTERS = ("swarmsys",)
 CHANGEABLE = ("III-26",)  # the tasks whose shard the late-counterevidence intervention changes (`change_at`)
 # Bytes per episode of `distributed` and `random`, rounded up from their peak memory (3.5 N^3 at N = 300
 # on the complete topology, p2p, one round; 155 N^2 at N = 1,500 on regular3, 9 rounds): N^3 for the
@@ -140,6 +143,18 @@ class SiloHooks(TaskHooks):
 
         if "change_at" in params and METHODS[method].impl("silobench").reads_text:
             yield f"change_at: a {method} method reads messages as text, which show shards as they were at first"
+            return
+        if method in ROUTERS:
+            if params["oracle"] or params["protocol"] != "p2p" or params["topology"] != "complete":
+                setting = (
+                    "oracle: true"
+                    if params["oracle"]
+                    else f"protocol: {params['protocol']}, topology: {params['topology']}"
+                )
+                yield f"{setting}: a {method} method routes its own messages to any agent (p2p, complete topology)"
+            elif min(sizes) < 3:
+                roles = "an explorer, a worker and a validator"
+                yield f"a {method} method needs at least 3 agents ({roles}), got {min(sizes)}"
             return
         if METHODS[method].impl("silobench").adapted and (params["oracle"] or params["protocol"] != "p2p"):
             setting = "oracle: true" if params["oracle"] else f"protocol: {params['protocol']}"

@@ -42,16 +42,19 @@ def with_levels(episodes: pd.DataFrame) -> pd.DataFrame:
 
 def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confidence: float, seed: int) -> pd.DataFrame:
     """Per group of `keys` (each level and "all"): success, mean S and P pooled over tasks, with
-    intervals, the mean density and tokens per round, and how many episodes."""
+    intervals, the mean density, receiver-delivered messages per agent, tokens per round and model
+    calls per agent (counted apart from the messages: a method's own calls), and how many episodes."""
     rows = []
-    tokens = "output_tokens" in episodes
+    tokens, calls, delivered = ("output_tokens" in episodes, "llm_calls" in episodes, "deliveries" in episodes)
     for values, group in with_levels(episodes).groupby(keys, sort=False):
         row = {**dict(zip(keys, values)), **pooled(group, resamples, confidence, seed)}
         row["density"] = float(group["density"].mean())
+        row["delivered_per_agent"] = float((group["deliveries"] / group["population"]).mean()) if delivered else np.nan
         # the paper's cost: output tokens of all agents over the rounds the episode used
         row["tokens_per_round"] = (
             float((group["output_tokens"] / group["rounds_used"].clip(lower=1)).mean()) if tokens else np.nan
         )
+        row["calls_per_agent"] = float((group["llm_calls"] / group["population"]).mean()) if calls else np.nan
         rows.append({**row, "episodes": len(group)})
     return pd.DataFrame(rows)
 
@@ -221,7 +224,9 @@ def render(section: Section) -> str:
             "exact",
             "partial",
             "density",
+            "delivered_per_agent",
             "tokens_per_round",
+            "calls_per_agent",
             "rcc",
             "episodes",
         ]
@@ -237,8 +242,10 @@ def render(section: Section) -> str:
 <p>{len(episodes)} episodes. Success: the fraction of episodes where every agent gave the exact answer
 (S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
 the tasks of a level (or all 30), every task weighing the same, with a {confidence:.0%} interval from
-resampling seeds within tasks. Density D = messages / (N (N - 1)); tokens per round = output tokens of all
-agents / the rounds the episode used (R, or fewer where every agent answered early; LLM methods). compat:
+resampling seeds within tasks. Density D = messages / (N (N - 1)); delivered per agent: messages received,
+per agent; tokens per round = output tokens of all agents / the rounds the episode used (R, or fewer where
+every agent answered early); calls per agent: the model calls a method made, per agent, counted apart from
+the messages (methods that call models; SwarmSys's organisation calls per role and event). compat:
 hivebench's behaviour, the reference's, or the differences a row sets (the paper's rows: the reference's).
 RCC = 1 - success / the same method's success on the matched single-agent cells (oracle: one agent given
 the whole instance of the same task, N and seed), where the study runs them.</p>
