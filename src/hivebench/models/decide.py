@@ -75,6 +75,20 @@ def add(a: Usage, b: Usage) -> Usage:
     )
 
 
+def totals(decisions: list[Decision]) -> dict[str, Any]:
+    """The calls, tokens, latency, retries and outcomes of some decisions, as an episode's summary
+    gives them (`llm_calls`: the name hivebench status and costs read)."""
+    usage = [d.usage for d in decisions] or [Usage()]
+    return {
+        "llm_calls": sum(d.calls for d in decisions),
+        "input_tokens": sum(u.input_tokens for u in usage),
+        "output_tokens": sum(u.output_tokens for u in usage),
+        "latency_s": round(sum(u.latency_s for u in usage), 6),
+        "retries": sum(u.retries for u in usage),
+        **{status: sum(d.status == status for d in decisions) for status in (VALID, REPAIRED, FALLBACK)},
+    }
+
+
 class Decider:
     """Answers batches of requests from the cache where it can and from the backend otherwise. A
     job block's episodes each have their own cell's cache: request i belongs to episode episodes[i]."""

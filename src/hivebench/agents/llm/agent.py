@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 from hivebench.engine.api import Policy, TextView
 from hivebench.models import ChatRequest, Message, Reader, Sampling, Usage
 from hivebench.models.cache import ResponseCache
-from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider, Decision
+from hivebench.models.decide import FALLBACK, Decider, Decision, totals
 from hivebench.models.open import backend_for
 from hivebench.seeding import Streams
 
@@ -251,19 +251,19 @@ class LLMAgent(Policy):
         return self.view.actions(observation, [None if d is None else d.value for d in decisions])
 
     def _progress(self, steps: int) -> None:
-        totals = self._totals([d for round_ in self.rounds for d in round_ if d is not None])
+        done = totals([d for round_ in self.rounds for d in round_ if d is not None])
         log.info(
             "%s: round %d/%d, %d calls (%d made, %d from cache), %d input / %d output tokens, %d retries, %d fallbacks",
             self.label,
             len(self.rounds),
             steps,
-            totals["llm_calls"],
+            done["llm_calls"],
             self.decider.calls_made,
             self.decider.hits,
-            totals["input_tokens"],
-            totals["output_tokens"],
-            totals["retries"],
-            totals["fallback"],
+            done["input_tokens"],
+            done["output_tokens"],
+            done["retries"],
+            done["fallback"],
         )
 
     def _episode(self, episode: int) -> tuple[list[list[str]], list[list[Decision]]]:
@@ -296,16 +296,4 @@ class LLMAgent(Policy):
         notes, rounds = self._episode(episode)
         revisions = sum(a != b for before, after in zip(notes, notes[1:]) for a, b in zip(before, after))
         # (agent, round) pairs whose notes changed
-        return {"note_revisions": revisions, **self._totals([d for round_ in rounds for d in round_ if d is not None])}
-
-    @staticmethod
-    def _totals(decisions: list[Decision]) -> dict[str, Any]:
-        usage = [d.usage for d in decisions] or [Usage()]
-        return {
-            "llm_calls": sum(d.calls for d in decisions),
-            "input_tokens": sum(u.input_tokens for u in usage),
-            "output_tokens": sum(u.output_tokens for u in usage),
-            "latency_s": round(sum(u.latency_s for u in usage), 6),
-            "retries": sum(u.retries for u in usage),
-            **{status: sum(d.status == status for d in decisions) for status in (VALID, REPAIRED, FALLBACK)},
-        }
+        return {"note_revisions": revisions, **totals([d for round_ in rounds for d in round_ if d is not None])}

@@ -10,15 +10,16 @@ one point-to-point message each (several posts to one receiver in a round are on
 task's medium delivers, cuts and counts them: the receiver-delivered messages. The profiles (agents'
 abilities, status and accepted history; events' descriptions and progress) are the organisation's
 own state, read by the matching and by an event's participants, as the paper keeps them. In round R
-an agent that holds the whole task's terminated answer gives it; every other agent is asked once.
+an agent that received the whole task's terminating line whole, from the validator that sent it,
+gives its answer (not on a segmented task, where each agent's answer is its own slice); every other
+agent is asked once.
 Model calls and tokens are counted per (state, agent) and per episode, apart from the messages.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,17 +32,15 @@ from hivebench.agents.swarmsys.matching import compatibility, embed, exploration
 from hivebench.agents.swarmsys.prompts import ROLES
 from hivebench.engine.api import Policy
 from hivebench.engine.media.exchange import Outbox
-from hivebench.models import Backend, ChatRequest, Sampling, Usage
+from hivebench.models import Backend, ChatRequest, Sampling
 from hivebench.models.cache import ResponseCache
-from hivebench.models.decide import FALLBACK, REPAIRED, VALID, Decider, Decision
+from hivebench.models.decide import Decider, Decision, totals
 from hivebench.models.open import backend_for
 from hivebench.seeding import Streams
 from hivebench.suites.silobench.instances import statement
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
-PHASES = ROLES  # round t of an iteration is its (t mod 3)-th phase, whose role acts
-TERMINATE = "TERMINATE: The answer is: "
-TERMINATED = re.compile(r"\[E0\] " + re.escape(TERMINATE))
+TERMINATE = "TERMINATE: The answer is: "  # round t of an iteration is phase t mod 3, whose role (ROLES) acts
 
 
 @dataclass
@@ -69,9 +68,11 @@ class Profile:
 
 @dataclass
 class Turn:
-    """One model call's record: the event it was about ("" for the answer) and the decision."""
+    """One model call's record: the event it was about ("" for the answer), the role it acted in
+    (None for the answer) and the decision."""
 
     event: str
+    role: str | None
     decision: Decision
 
 
@@ -88,9 +89,7 @@ class SwarmSys(Policy):
         self.max_events = 1 + int(params["subevents"])
         self.window, self.gamma, self.dims = int(params["window"]), float(params["gamma"]), int(params["dims"])
         self.turns: list[list[list[Turn]]] = []  # per round, per block agent, its calls
-        self.roles: list[list[str]] = []  # per round, every agent's role as it acted
         self.log: list[dict[str, Any]] = []  # the `events` table's rows, every episode's
-        self.switches = np.zeros(0, dtype=np.int64)
 
     # -- set-up --------------------------------------------------------------------------------------
     def _start(self, views: SiloViews) -> None:
@@ -108,6 +107,8 @@ class SwarmSys(Policy):
         self.answers: list[Any] = [None] * count  # the whole task's terminated answer each agent holds
         self.knows = np.zeros(count, dtype=bool)
         self.switches = np.zeros(self.episodes, dtype=np.int64)
+        # per episode, the whole task's terminating validator and the line it posted (None: not yet)
+        self.closing: list[tuple[int, str] | None] = [None] * self.episodes
 
     # -- a round -------------------------------------------------------------------------------------
     def decide(self, observation: SiloViews) -> SiloActions:
@@ -116,13 +117,12 @@ class SwarmSys(Policy):
             self._start(views)
         self._hear(views)
         samples = self.samples.integers(0, 2**31 - 1, (views.block.agents, self.max_events))
-        self.roles.append([p.role for p in self.profiles])
         if views.answering:
             return self._answer(views, samples)
-        phase = views.step % len(PHASES)
+        phase = views.step % len(ROLES)
         if phase == 0:
             self._match(views)
-        role = PHASES[phase]
+        role = ROLES[phase]
         asked = [
             (v, s, j)
             for s in range(self.episodes)
@@ -138,11 +138,11 @@ class SwarmSys(Policy):
         wanted: dict[int, str] = {}
         for (v, s, j), decision in zip(asked, decisions):
             event = self.events[s][j]
-            turns[v].append(Turn(event.key, decision))
+            turns[v].append(Turn(event.key, role, decision))
             reply = decision.value
             if reply is None:
                 continue  # a fallback: the agent posts nothing and its profile stays
-            text = self._apply(views, v, s, event, role, reply)
+            text = self._apply(v, s, event, role, reply)
             for u in event.members:
                 if u != v and text:
                     posts.setdefault((v, u), []).append(f"[{event.key}] {text}")
@@ -151,7 +151,7 @@ class SwarmSys(Policy):
             wanted[v] = reply["role"]
         self.turns.append(turns)
         self._switch(wanted)
-        if phase == len(PHASES) - 1 or views.step == views.rounds - 1:
+        if phase == len(ROLES) - 1 or views.step == views.rounds - 1:
             self._log(views.step)
         pairs = sorted(posts)
         return SiloActions(
@@ -163,19 +163,18 @@ class SwarmSys(Policy):
         )
 
     def _hear(self, views: SiloViews) -> None:
-        """What reached each agent at the start of this round; the whole task's terminated answer in it."""
+        """What reached each agent at the start of this round. An agent that received the terminating
+        validator's line whole (not cut by the message cap) holds the whole task's answer, unless the
+        task is segmented (each agent answers its own slice)."""
         inbox = views.inbox
         texts = inbox.outbox.text or []
         for i in range(len(inbox.receiver)):
-            v, text = int(inbox.receiver[i]), texts[inbox.message[i]]
-            self.heard[v].append((views.step, int(inbox.sender[i]) % self.n, text))
-            match = TERMINATED.search(text)
-            if match and not self.knows[v]:
-                try:
-                    self.answers[v] = json.JSONDecoder().raw_decode(text, match.end())[0]
-                    self.knows[v] = True
-                except json.JSONDecodeError:
-                    pass  # cut by the message cap: the agent is asked for its answer
+            v, sender, text = int(inbox.receiver[i]), int(inbox.sender[i]), texts[inbox.message[i]]
+            self.heard[v].append((views.step, sender % self.n, text))
+            closing = self.closing[v // self.n]
+            if closing is not None and closing[0] == sender and closing[1] in text.split("\n"):
+                if not views.instance(v).segmented:
+                    self.answers[v], self.knows[v] = self.answers[sender], True
 
     def _match(self, views: SiloViews) -> None:
         """Each open event's participants for this iteration (Eqs. 4-10): every (agent, event) pair joins by
@@ -185,7 +184,7 @@ class SwarmSys(Policy):
         draws = self.matching.random((views.block.agents, self.max_events))
         for s in range(self.episodes):
             own = range(s * n, (s + 1) * n)
-            events = [e for e in self.events[s] if e.open] if self.events[s][0].open else []  # the task ended
+            events = [e for e in self.events[s] if e.open]  # none once the whole task is terminated
             for event in self.events[s]:
                 event.members = {}
             if not events:
@@ -210,14 +209,15 @@ class SwarmSys(Policy):
     def _request(self, views: SiloViews, v: int, event: Event, role: str, sample: int) -> ChatRequest:
         n, profile = self.n, self.profiles[v]
         task, answer = statement(views.instance(v))
-        whole = event.key == "E0"
+        whole = not event.leaf
         subevents = self._room(v // n) if role == "explorer" and whole else 0
         system = prompts.SYSTEM.format(agent=v % n, n=n, role=prompts.ROLE_RULES[role], task=task, answer=answer)
-        start = views.step - views.step % len(PHASES)
+        start = views.step - views.step % len(ROLES)
         accepted = "; ".join(d for d, ok in profile.judged[-self.window :] if ok) or "none"
         left = views.rounds - views.step
         lines = [
-            f"You are agent {v % n}. Round {views.step + 1} of {views.rounds + 1}; {left} of communication left.",
+            f"You are agent {v % n}. Round {views.step + 1} of {views.rounds + 1}; "
+            f"{left} rounds of communication left.",
             prompts.shard_line(views.shard(v)),
             f"Your profile: abilities: {profile.ability}; status: {profile.status}; accepted work: {accepted}.",
             f"Event {event.key} ({'a sub-task' if event.leaf else 'the whole task'}): {event.description}",
@@ -236,8 +236,10 @@ class SwarmSys(Policy):
         """How many sub-tasks may still be opened in an episode."""
         return self.max_events - len(self.events[episode])
 
-    def _apply(self, views: SiloViews, v: int, s: int, event: Event, role: str, reply: dict[str, Any]) -> str:
-        """A valid reply's effect on the events and profiles; the text it posts."""
+    def _apply(self, v: int, s: int, event: Event, role: str, reply: dict[str, Any]) -> str:
+        """A valid reply's effect on the events and profiles; the text it posts. The whole task's
+        validator terminates it only with an answer ("null: not terminating", as its reply's format says);
+        every event closes with it."""
         if role != "validator":
             for description in reply.get("subevents", [])[: self._room(s)]:
                 self.events[s].append(Event(f"E{len(self.events[s])}", description, leaf=True))
@@ -252,16 +254,18 @@ class SwarmSys(Policy):
         for u in sorted(contributors):
             self.profiles[u].judged.append((event.description, u in accepted))
         event.progress = reply["summary"]
-        if not reply["terminate"]:
+        if not reply["terminate"] or (not event.leaf and reply["answer"] is None):
             return reply["summary"]
-        event.open = False
         if event.leaf:
+            event.open = False
             self.events[s][0].progress += f" {event.key} result: {reply['summary']}"
             return reply["summary"]
-        if reply.get("answer") is None:
-            return reply["summary"]  # no answer to give: the task's event closes without one
+        for other in self.events[s]:
+            other.open = False
         self.answers[v], self.knows[v] = reply["answer"], True
-        return TERMINATE + json.dumps(reply["answer"])
+        line = TERMINATE + json.dumps(reply["answer"])
+        self.closing[s] = (v, f"[{event.key}] {line}")
+        return line
 
     def _switch(self, wanted: dict[int, str]) -> None:
         """Role switches, in agent order, each while its old role keeps a holder in the episode."""
@@ -294,7 +298,7 @@ class SwarmSys(Policy):
         turns: list[list[Turn]] = [[] for _ in range(views.block.agents)]
         answers, given = list(self.answers), self.knows.copy()
         for v, decision in zip(asked, decisions):
-            turns[v].append(Turn("", decision))
+            turns[v].append(Turn("", None, decision))
             if decision.value is not None:
                 answers[v], given[v] = decision.value["answer"], True
         self.turns.append(turns)
@@ -320,20 +324,24 @@ class SwarmSys(Policy):
                 )
 
     # -- the record ----------------------------------------------------------------------------------
+    def _own(self, episode: int) -> slice:
+        return slice(episode * self.n, (episode + 1) * self.n)
+
     def _rows(self, episode: int) -> list[list[Turn]]:
         """The episode's calls by (state, agent) row: none at state 0, then each round's."""
-        own = slice(episode * self.n, (episode + 1) * self.n)
+        own = self._own(episode)
         return [[] for _ in range(self.n)] + [calls for turns in self.turns for calls in turns[own]]
 
-    def columns(self, episode: int) -> dict[str, Any]:
-        own = slice(episode * self.n, (episode + 1) * self.n)
+    def columns(self, episode: int) -> dict[str, pa.Array]:
+        """Per (state, agent): the role the agent acted in that round (none: it made no call in a role)
+        and its calls, tokens and latency."""
         rows = self._rows(episode)
 
-        def total(get: Any) -> list[Any]:
+        def total(get: Callable[[Decision], float]) -> list[float]:
             return [sum(get(t.decision) for t in calls) for calls in rows]
 
         return {
-            "role": pa.array([None] * self.n + [r for roles in self.roles for r in roles[own]], pa.string()),
+            "role": pa.array([next((t.role for t in calls if t.role), None) for calls in rows], pa.string()),
             "calls": pa.array(total(lambda d: d.calls), pa.int32()),
             "input_tokens": pa.array(total(lambda d: d.usage.input_tokens), pa.int32()),
             "output_tokens": pa.array(total(lambda d: d.usage.output_tokens), pa.int32()),
@@ -341,29 +349,20 @@ class SwarmSys(Policy):
         }
 
     def summary(self, episode: int) -> dict[str, Any]:
-        decisions = [t.decision for calls in self._rows(episode) for t in calls]
-        usage = [d.usage for d in decisions] or [Usage()]
-        statuses = Counter(d.status for d in decisions)
-        own = slice(episode * self.n, (episode + 1) * self.n)
-        judged = [ok for p in self.profiles[own] for _, ok in p.judged]
+        calls = totals([t.decision for calls in self._rows(episode) for t in calls])
+        judged = [ok for p in self.profiles[self._own(episode)] for _, ok in p.judged]
         events = self.events[episode]
-        tokens_in, tokens_out = sum(u.input_tokens for u in usage), sum(u.output_tokens for u in usage)
-        calls = sum(d.calls for d in decisions)
         return {
-            "model_calls": calls,
-            "model_tokens": tokens_in + tokens_out,
-            "llm_calls": calls,  # the name hivebench status and costs read
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "latency_s": round(sum(u.latency_s for u in usage), 6),
-            **{status: statuses[status] for status in (VALID, REPAIRED, FALLBACK)},
+            "model_calls": calls["llm_calls"],
+            "model_tokens": calls["input_tokens"] + calls["output_tokens"],
+            **calls,
             "events": len(events),
             "events_closed": sum(not e.open for e in events),
-            "terminated": not events[0].open,
+            "terminated": self.closing[episode] is not None,
             "contributions": len(judged),
             "accepted": sum(judged),
             "role_switches": int(self.switches[episode]),
-            "answers_carried": int(self.knows[own].sum()),
+            "answers_carried": int(self.knows[self._own(episode)].sum()),
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table]:

@@ -19,7 +19,7 @@ from hivebench.agents.swarmsys.prompts import ROLE_RULES
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
 from hivebench.method import CellEstimate
-from hivebench.models import ChatRequest, ChatResult, Usage
+from hivebench.models import ChatRequest, ChatResult, OnResult, Usage
 from hivebench.seeding import Streams
 
 
@@ -31,7 +31,7 @@ def full_reply(request: ChatRequest) -> dict[str, Any]:
         if key == "role":
             reply[key] = role
         elif key == "subevents":
-            reply[key] = [f"sub-task {i}" for i in range(spec["maxItems"])]
+            reply[key] = ["x" * spec["items"]["maxLength"]] * spec["maxItems"]
         elif spec.get("type") == "string":
             reply[key] = "x" * spec["maxLength"]
         else:  # accepted: none; terminate: no; an answer: none yet
@@ -45,7 +45,7 @@ class FullReplies:
     def __init__(self) -> None:
         self.asked: list[list[dict[str, str]]] = []
 
-    def complete(self, requests: list[ChatRequest], on_result: Any) -> list[ChatResult]:
+    def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
         results = []
         for index, request in enumerate(requests):
             self.asked.append(list(request.messages))
