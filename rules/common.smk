@@ -25,7 +25,7 @@ from hivebench.paths import (
     path_fields,
     side_path,
 )
-from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF
+from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF, task_kind
 from hivebench.report import (
     COMMON_FILES,
     SECTION_FILE,
@@ -227,6 +227,21 @@ def block_resource(name):
         return hooks.job_resources(block.shared["method"]["params"]).get(name, "")
 
     return value
+
+
+# Jobs whose method calls models take minutes where a classical job takes seconds: they start first,
+# the longest (by agent-steps, what their calls grow with) before the others, and a model's conversion
+# before them all, so that the short jobs fill the cores around them instead of waiting at the end.
+FIRST = 2**31
+
+
+def block_priority(wildcards):
+    block = block_of(wildcards)
+    shared = block.shared
+    if not METHODS[shared["method"]["kind"]].impl(shared["suite"]).calls_models:
+        return 0
+    steps = task_kind(shared["task"]["kind"]).hooks.agent_steps(shared["task"]["params"], shared["population"])
+    return min(steps * len(block.seeds), FIRST - 1)
 
 
 def block_threads(wildcards):

@@ -9,6 +9,7 @@ from hivebench.models.builtin import folder
 rule prepare_model:
     output:
         directory(str(folder("{model}"))),
+    priority: FIRST
     resources:
         runtime=30,
         mem_mb=4000,
@@ -28,6 +29,7 @@ rule episodes:
     params:
         spec=block_spec,
     threads: block_threads
+    priority: block_priority
     resources:
         runtime=block_resource("runtime"),
         mem_mb=block_resource("mem_mb"),
