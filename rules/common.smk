@@ -311,19 +311,22 @@ VIEWSET_DIR = "results/viewsets/{viewset}"
 VIEWSET_REPORTS = [f"reports/viewsets/{name}/evaluation.{suffix}" for name in VIEWSETS for suffix in ("csv", "md", "tex")]
 
 
+def showing_blocks(wildcards):
+    """The blocks of the view set's study and method: those whose cells showed the views."""
+    viewset = VIEWSETS[wildcards.viewset]
+    return [b for b in BLOCKS[viewset["study"]] if b.shared["method"]["name"] == viewset["method"]]
+
+
 def viewset_blocks(wildcards):
     """The block summaries of the view set's study and method: its cells' views tables lie beside them."""
-    viewset = VIEWSETS[wildcards.viewset]
-    return [b.summary_path for b in BLOCKS[viewset["study"]] if b.shared["method"]["name"] == viewset["method"]]
+    return [block.summary_path for block in showing_blocks(wildcards)]
 
 
 def viewset_cells(wildcards):
     """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
-    viewset = VIEWSETS[wildcards.viewset]
     return [
         {"path": side_path(cell_path(cell), "views"), **path_fields(block.shared), "seed": cell["seed"]}
-        for block in BLOCKS[viewset["study"]]
-        if block.shared["method"]["name"] == viewset["method"]
+        for block in showing_blocks(wildcards)
         for cell in block.cells()
     ]
 

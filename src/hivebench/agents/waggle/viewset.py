@@ -114,17 +114,13 @@ def decide(views: pd.DataFrame, params: dict[str, Any], cache: str | Path, seed:
     out = pd.DataFrame(
         index=views.index, columns=["rung", "first_code", "calls", "input_tokens", "output_tokens", "record"]
     )
-    for actions_json, group in views.groupby("actions", sort=False):
-        actions = tuple(json.loads(actions_json))
-        shown = [json.loads(v) for v in group["view"]]
-        block = ViewBlock(shown, actions)
-        draws = {i: (int(samples[row]), 0) for i, row in enumerate(group.index)}
-        _, turns = ask(
-            decider, sampling, dict(enumerate(shown)), actions, draws, Ladder(actions, block.proposal, block.check)
-        )
-        for i, row in enumerate(group.index):
+    for positions, block in _blocks(views):
+        draws = {i: (int(samples[p]), 0) for i, p in enumerate(positions)}
+        ladder = Ladder(block.actions, block.proposal, block.check)
+        _, turns = ask(decider, sampling, dict(enumerate(block.views)), block.actions, draws, ladder)
+        for i, p in enumerate(positions):
             t = turns[i]
-            out.loc[row] = [t.rung, t.first, t.calls, t.usage.input_tokens, t.usage.output_tokens, t.record]
+            out.iloc[p] = [t.rung, t.first, t.calls, t.usage.input_tokens, t.usage.output_tokens, t.record]
     return out
 
 
