@@ -10,7 +10,7 @@ wildcard_constraints:
     task=r"[^/]+",
     viewset=r"[^/]+",
     controller=r"[^/]+",
-    method=r"[^/]+",
+    method=METHOD_FIELD,
     population=r"\d+",
     first=r"\d+",
     last=r"\d+",

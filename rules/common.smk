@@ -20,10 +20,11 @@ from hivebench.paths import (
     BLOCK_SUMMARY,
     CONTRASTS_TABLE,
     EPISODES_TABLE,
+    METHOD_FIELD,
     SCORES_TABLE,
     cell_path,
-    path_fields,
     side_path,
+    table_fields,
 )
 from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF, task_kind
 from hivebench.report import (
@@ -325,7 +326,7 @@ def viewset_blocks(wildcards):
 def viewset_cells(wildcards):
     """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
     return [
-        {"path": side_path(cell_path(cell), "views"), **path_fields(block.shared), "seed": cell["seed"]}
+        {"path": side_path(cell_path(cell), "views"), **table_fields(block.shared), "seed": cell["seed"]}
         for block in showing_blocks(wildcards)
         for cell in block.cells()
     ]

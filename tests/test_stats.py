@@ -1,5 +1,5 @@
 """Bootstrap statistics: BCa against scipy, known answers, coverage by simulation, pairing,
-hierarchical resampling, unmatched units, anchors."""
+unmatched units, anchors (hierarchical resampling: test_replicates.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from hivebench.scores import score_table
 from hivebench.stats import (
     bca_interval,
     bootstrap_means,
-    hierarchical_bootstrap,
     mean_ci,
     percentile_interval,
     stratified_bootstrap,
@@ -109,21 +108,6 @@ def test_pairing_narrows_the_interval_when_methods_share_seed_effects():
     db = bootstrap_means(b[:, None], 4000, np.random.default_rng(2))[:, 0]
     unpaired_lo, unpaired_hi = np.percentile(da - db, [2.5, 97.5])
     assert paired["hi"] - paired["lo"] < 0.5 * (unpaired_hi - unpaired_lo)
-
-
-def test_hierarchical_interval_is_wider_when_training_seeds_vary():
-    rng = np.random.default_rng(9)
-    replicates, strata, units = 5, 3, 8
-    noise = rng.normal(0, 1, (replicates, strata, units))
-    flat_values = noise
-    varied = noise + rng.normal(0, 2, (replicates, 1, 1))  # each training seed shifts all its episodes
-    _, hier = hierarchical_bootstrap(varied, 4000, seed=0)
-    _, flat = stratified_bootstrap(
-        varied.reshape(-1, 1), np.tile(np.repeat(np.arange(strata), units), replicates), None, 4000, seed=0
-    )
-    assert np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) > 2 * np.ptp(np.percentile(flat[:, 0], [2.5, 97.5]))
-    _, steady = hierarchical_bootstrap(flat_values, 4000, seed=0)
-    assert np.ptp(np.percentile(steady[:, 0], [2.5, 97.5])) < np.ptp(np.percentile(hier[:, 0], [2.5, 97.5])) / 2
 
 
 def test_a_missing_anchor_is_an_error_not_one(tmp_path):

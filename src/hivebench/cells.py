@@ -3,9 +3,10 @@ hashes (hivebench.ids); where they are written is hivebench.paths, what of them 
 hivebench.damage.
 
 A cell is (study, suite, task, method, population, seed) with every parameter resolved and the
-implementation versions of its task and method. Its canonical JSON is its identity. A block is the
-cells of one (study, task, method, population) whose seeds fall in one aligned range of
-`seeds_per_job` seeds: one Snakemake job, one process, one Parquet file per cell.
+implementation versions of its task and method, and the method's replicate where it has replicates.
+Its canonical JSON is its identity. A block is the cells of one (study, task, method, replicate,
+population) whose seeds fall in one aligned range of `seeds_per_job` seeds: one Snakemake job, one
+process, one Parquet file per cell.
 
 Standard library only: the Snakefile imports this at parse time.
 """
@@ -21,7 +22,7 @@ from typing import Any
 from hivebench.config import (
     Config,
     ConfigError,
-    method_entry,
+    replicate_entries,
     resolved_task_params,
     task_sizes,
 )
@@ -136,22 +137,27 @@ def resolved_task(config: Config, name: str, base: Path) -> dict[str, Any]:
     return {"name": name, "kind": task["kind"], "version": task_kind(task["kind"]).version, "params": params}
 
 
-def resolved_method(config: Config, name: str, suite: str, base: Path) -> dict[str, Any]:
+def resolved_methods(config: Config, name: str, suite: str, base: Path) -> list[tuple[str | None, dict[str, Any]]]:
     """A method as it runs a task of `suite` (its version is that suite's implementation's; its
-    parameters as its kind's hooks resolve them)."""
+    parameters as its kind's hooks resolve them): (replicate label, resolved method) of each of its
+    replicates, or (None, resolved method) for a method without."""
     method = config["methods"][name]
     impl = METHODS[method["kind"]].impl(suite)
-    return {
-        "name": name,
-        "kind": method["kind"],
-        "version": impl.version,
-        "params": impl.hooks.resolve(method_entry(method), base),
-    }
+    return [
+        (
+            label,
+            {"name": name, "kind": method["kind"], "version": impl.version, "params": impl.hooks.resolve(entry, base)},
+        )
+        for label, entry in replicate_entries(method)
+    ]
 
 
-def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], population: int) -> dict[str, Any]:
-    """Everything that identifies a cell except its seed, from a resolved task and method."""
-    return {
+def shared_part(
+    study: str, task: dict[str, Any], method: dict[str, Any], population: int, replicate: str | None = None
+) -> dict[str, Any]:
+    """Everything that identifies a cell except its seed, from a resolved task and method; a
+    replicate's label only where the method has replicates (a cell without keeps its identity)."""
+    shared = {
         "format": CELL_FORMAT,
         "study": study,
         "suite": task_suite(task["kind"]),
@@ -159,6 +165,7 @@ def shared_part(study: str, task: dict[str, Any], method: dict[str, Any], popula
         "method": method,
         "population": int(population),
     }
+    return shared if replicate is None else {**shared, "replicate": replicate}
 
 
 def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
@@ -170,7 +177,7 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
         by_block = seed_blocks.setdefault(method_name, {})
         for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
             by_block.setdefault(seed // per_job, []).append(seed)
-    methods: dict[tuple[str, str], dict[str, Any]] = {}  # (method, suite) -> resolved: files read once
+    methods: dict[tuple[str, str], list[tuple[str | None, dict[str, Any]]]] = {}  # resolved once (files read)
     blocks = []
     for task_name in study["tasks"]:
         task = resolved_task(config, task_name, base)
@@ -178,12 +185,13 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
         populations = task_sizes(config["tasks"][task_name], task["params"], study.get("populations")) or []
         for method_name in study["methods"]:
             if (method_name, suite) not in methods:
-                methods[(method_name, suite)] = resolved_method(config, method_name, suite, base)
+                methods[(method_name, suite)] = resolved_methods(config, method_name, suite, base)
             per_job = config["methods"][method_name]["seeds_per_job"]
-            for population in populations:
-                shared = shared_part(study_name, task, methods[(method_name, suite)], population)
-                for index, members in sorted(seed_blocks[method_name].items()):
-                    blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
+            for replicate, method in methods[(method_name, suite)]:
+                for population in populations:
+                    shared = shared_part(study_name, task, method, population, replicate)
+                    for index, members in sorted(seed_blocks[method_name].items()):
+                        blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
     return blocks
 
 

@@ -79,7 +79,7 @@ def cmd_cells(args: argparse.Namespace) -> int:
 
 
 def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
-    from hivebench.cells import make_cell, resolved_method, resolved_task, shared_part
+    from hivebench.cells import make_cell, resolved_methods, resolved_task, shared_part
     from hivebench.registry import task_kind, task_suite
 
     missing = [flag for flag in ("task", "method", "population", "seed") if getattr(args, flag) is None]
@@ -95,7 +95,13 @@ def _cell_from_flags(args: argparse.Namespace) -> dict[str, Any]:
     if problems:
         raise ConfigError(args.config, [f"--population {args.population}: {p} (task {args.task!r})" for p in problems])
     suite = task_suite(task["kind"])
-    shared = shared_part(args.study, task, resolved_method(config, args.method, suite, base), args.population)
+    replicates = dict(resolved_methods(config, args.method, suite, base))
+    if args.replicate not in replicates:
+        shown = ", ".join(map(str, replicates)) if None not in replicates else "none"
+        raise SystemExit(
+            f"hivebench episode: --replicate {args.replicate}: method {args.method!r} has replicates: {shown}"
+        )
+    shared = shared_part(args.study, task, replicates[args.replicate], args.population, args.replicate)
     return make_cell(shared, args.seed)
 
 
@@ -401,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", help="method name from the config")
     p.add_argument("--population", type=int, help="number of agents (a cycle's length)")
     p.add_argument("--seed", type=non_negative)
+    p.add_argument("--replicate", help="the method's replicate (its label), where it has replicates")
     p.add_argument("--out", help="output Parquet (default: the cell's path under results/episodes/)")
     p.set_defaults(func=cmd_episode)
 

@@ -343,6 +343,9 @@ def validate(config: Config, source: str) -> Config:
     errors = [e for e in errors if not _consequence(e, errors)]
     if errors:
         raise ConfigError(source, [_describe(e) for e in errors])
+    problems = list(_replicate_problems(filled))
+    if problems:
+        raise ConfigError(source, problems)
     groups: dict[str, list[str]] = {}
     problems = list(_expand_members(filled, groups)) or _by_entry(
         list(_cross_reference_problems(filled, Path(source).parent)), groups
@@ -510,8 +513,56 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
 
 
 def method_entry(method: dict[str, Any]) -> dict[str, Any]:
-    """A method's config entry as its hooks read it: without the keys that only size and place its jobs."""
-    return {k: v for k, v in method.items() if k not in JOB_KEYS}
+    """A method's config entry as its hooks read it: without the keys that only size and place its
+    jobs, nor its replicates (`replicate_entries`)."""
+    return {k: v for k, v in method.items() if k not in (*JOB_KEYS, "replicates")}
+
+
+def replicate_entries(method: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:
+    """(label, entry as its hooks read it) of each replicate of a validated method, in its order; one
+    (None, entry) for a method without replicates."""
+    if "replicates" not in method:
+        return [(None, method_entry(method))]
+    return [(label, method_entry(entry)) for label, entry in method["replicates"].items()]
+
+
+def replicate_count(method: dict[str, Any]) -> int:
+    return len(method.get("replicates", ())) or 1
+
+
+def _replicate_problems(config: Config) -> Iterator[str]:
+    """Each method's `replicates` made a mapping of labels (as strings) to the whole entry the
+    replicate runs with: the method's, with the replicate's parameters over it, validated and filled
+    in as a method entry is."""
+    definitions = {"$defs": schema()["$defs"], "$ref": "#/$defs/method"}
+    for name, method in config["methods"].items():
+        given = method.get("replicates")
+        if given is None:
+            continue
+        where = f"methods.{name}.replicates"
+        overrides = (
+            {str(label): {} for label in given}
+            if isinstance(given, list)
+            else {str(label): values for label, values in given.items()}
+        )
+        if len(overrides) < len(given):
+            yield f"{where}: labels repeat once read as text ({', '.join(map(repr, given))})"
+            continue
+        base = {k: v for k, v in method.items() if k != "replicates"}
+        entries = {}
+        for label, values in overrides.items():
+            fixed = [key for key in (*JOB_KEYS, "replicates") if key in values]
+            if fixed:
+                yield f"{where}.{label}: sets {', '.join(fixed)}, which every replicate of a method shares"
+                continue
+            entry = {**copy.deepcopy(base), **copy.deepcopy(values)}
+            errors = sorted(_FillingValidator(definitions).iter_errors(entry), key=lambda e: list(e.absolute_path))
+            errors = [e for e in errors if not _consequence(e, errors)]
+            for error in errors:  # named from the top: methods.<name>.replicates.<label>.<key>
+                error.relative_path.extendleft(reversed(["methods", name, "replicates", label]))
+                yield _describe(error)
+            entries[label] = entry
+        method["replicates"] = entries
 
 
 def held_episodes(block: int, n: int) -> int:
@@ -641,6 +692,16 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
     for i, (a, b) in enumerate(contrasts.get("pairs", [])):
         if a == b:
             yield f"{where}.pairs[{i}]: a method contrasted with itself ({a!r}) is zero by construction"
+    methods = config["methods"]
+    reference = contrasts.get("reference", study["methods"][0])
+    pairs = contrasts.get("pairs") or [(m, reference) for m in study["methods"] if m != reference]
+    for a, b in pairs:
+        labels = [sorted(methods.get(m, {}).get("replicates", ())) for m in (a, b)]
+        if all(labels) and labels[0] != labels[1]:
+            yield (
+                f"{where}: {a!r} and {b!r} both have replicates, with other labels ({', '.join(labels[0])} "
+                f"against {', '.join(labels[1])}): a contrast pairs their replicates by label"
+            )
     if "reference" in contrasts and len(study["methods"]) < 2:
         yield f"{where}.reference: the study has no other method to contrast with {contrasts['reference']!r}"
     suites = {task_suite(config["tasks"][t]["kind"]) for t in study["tasks"] if t in config["tasks"]}
@@ -665,6 +726,7 @@ def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict
     for method in study["methods"]:
         if method not in config["methods"]:
             continue
-        blocks += _blocks(study, method, config["methods"][method]["seeds_per_job"])[0]
-        cells += _seed_count(study, method)
+        copies = replicate_count(config["methods"][method])
+        blocks += copies * _blocks(study, method, config["methods"][method]["seeds_per_job"])[0]
+        cells += copies * _seed_count(study, method)
     return sizes * blocks, sizes * cells

@@ -2,9 +2,12 @@
 
 A matched unit is one (suite, task, population, seed): every method of a study runs it from the same
 initial state (the seed's `init` stream), so differences within a unit cancel what the seed did. A
-contrast A − B resamples units jointly for A and B within strata (suite x population), weighted by
-stratum weights from the config. A unit where either method lacks a defined value is dropped, and
-counted: never silently.
+contrast A − B resamples units jointly for A and B within strata (task x population), each stratum
+weighted by its units (the pooled mean), or, with suite weights from the config, by its suite's weight
+shared among the suite's tasks by their units. Where A or B has replicates (training seeds), the
+replicates are resampled first (hierarchical bootstrap); a fixed method's difference is taken from
+every replicate of the other. A unit where either method lacks a defined value (in any replicate) is
+dropped, and counted: never silently.
 """
 
 from __future__ import annotations
@@ -14,10 +17,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hivebench.stats import percentile_interval, stratified_bootstrap
+from hivebench.stats import hierarchical_bootstrap, percentile_interval, stratified_bootstrap
 
 UNIT = ["suite", "task", "population", "seed"]
-COLUMNS = ["population", "metric", "a", "b", "n_units", "dropped_units", "resamples", "estimate", "lo", "hi", "method"]
+COLUMNS = [
+    "population",
+    "metric",
+    "a",
+    "b",
+    "replicates",
+    "n_units",
+    "dropped_units",
+    "resamples",
+    "estimate",
+    "lo",
+    "hi",
+    "method",
+]
+PAIRED = "paired bootstrap, units resampled within task x population strata, percentile"
+HIERARCHICAL = "hierarchical bootstrap, replicates resampled, then units within task x population strata, percentile"
 
 
 def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -25,6 +43,19 @@ def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, 
     if "pairs" in spec:
         return [(a, b) for a, b in spec["pairs"]]
     return [(m, spec["reference"]) for m in methods if m != spec["reference"]]
+
+
+def replicate_pairs(a: str, a_labels: list[str], b: str, b_labels: list[str]) -> list[tuple[str, str]]:
+    """Which replicate of A is set against which of B ("" for a method without replicates): the same
+    label where both have replicates (the same training seed), every replicate against a fixed method."""
+    if a_labels != [""] and b_labels != [""]:
+        if a_labels != b_labels:
+            raise ValueError(
+                f"{a} and {b} both have replicates, with different labels ({', '.join(a_labels)} against "
+                f"{', '.join(b_labels)}): replicates are paired by label"
+            )
+        return [(label, label) for label in a_labels]
+    return [(la, lb) for la in a_labels for lb in b_labels]
 
 
 def paired_contrast(
@@ -37,28 +68,52 @@ def paired_contrast(
     confidence: float,
     seed: int,
 ) -> dict[str, Any]:
-    """A − B on `metric`, per matched unit, stratified by (suite, population)."""
+    """A − B on `metric`, per matched unit, stratified by (task, population), hierarchical where either
+    method has replicates."""
+    rows = episodes[episodes.method.isin([a, b])]
+    replicate = rows["replicate"].fillna("") if "replicate" in rows else pd.Series("", index=rows.index)
     # One row per unit either method ran (not the product of the unit keys): NaN where one lacks it.
-    wide = episodes[episodes.method.isin([a, b])].set_index([*UNIT, "method"])[metric].unstack("method")
-    wide = wide.reindex(columns=[a, b])
-    matched = wide.dropna()
-    row = {
-        "metric": metric,
-        "a": a,
-        "b": b,
-        "n_units": len(matched),
-        "dropped_units": len(wide) - len(matched),
-        "resamples": resamples,
-    }
-    if matched.empty:
+    wide = (
+        rows.assign(replicate=replicate)
+        .set_index([*UNIT, "method", "replicate"])[metric]
+        .unstack(["method", "replicate"])
+    )
+    labels = {m: sorted(label for method, label in wide.columns if method == m) for m in (a, b)}
+    pairs = replicate_pairs(a, labels[a] or [""], b, labels[b] or [""])
+    hierarchical = pairs != [("", "")]
+    row = {"metric": metric, "a": a, "b": b, "replicates": len(pairs) if hierarchical else 0, "resamples": resamples}
+    if not labels[a] or not labels[b]:
+        return {**row, "n_units": 0, "dropped_units": len(wide), "estimate": np.nan, "lo": np.nan, "hi": np.nan}
+    differences = np.stack([(wide[(a, la)] - wide[(b, lb)]).to_numpy() for la, lb in pairs])
+    matched = ~np.isnan(differences).any(axis=0)
+    row |= {"n_units": int(matched.sum()), "dropped_units": int((~matched).sum())}
+    if not matched.any():
         return {**row, "estimate": np.nan, "lo": np.nan, "hi": np.nan}
-    differences = (matched[a] - matched[b]).to_numpy()[:, None]
-    pairs = list(zip(matched.index.get_level_values("suite"), matched.index.get_level_values("population")))
-    strata = np.array([f"{suite}/n{n}" for suite, n in pairs])
-    stratum_weights = None if weights is None else {f"{suite}/n{n}": weights[suite] for suite, n in set(pairs)}
-    estimate, distribution = stratified_bootstrap(differences, strata, stratum_weights, resamples, seed)
+    units = wide.index[matched]
+    strata = np.array([f"{suite}/{task}/n{n}" for suite, task, n, _ in units])
+    stratum_weights = None if weights is None else task_weights(units, weights)
+    if hierarchical:
+        estimate, distribution = hierarchical_bootstrap(
+            differences[:, matched], strata, stratum_weights, resamples, seed
+        )
+    else:
+        estimate, distribution = stratified_bootstrap(
+            differences[0, matched][:, None], strata, stratum_weights, resamples, seed
+        )
     lo, hi = percentile_interval(distribution, confidence)
     return {**row, "estimate": float(estimate[0]), "lo": float(lo[0]), "hi": float(hi[0])}
+
+
+def task_weights(units: pd.MultiIndex, weights: dict[str, float]) -> dict[str, float]:
+    """Each (task, population) stratum's weight: its suite's, shared among the suite's tasks at that
+    population by their units (so a suite's weight is the config's, its tasks weighted as pooled)."""
+    frame = units.to_frame(index=False)
+    counts = frame.groupby(["suite", "task", "population"]).size()
+    suite_units = counts.groupby(level=["suite", "population"]).transform("sum")
+    return {
+        f"{suite}/{task}/n{n}": weights[suite] * count / suite_units[(suite, task, n)]
+        for (suite, task, n), count in counts.items()
+    }
 
 
 def contrast_table(
@@ -98,7 +153,7 @@ def contrast_table(
                             "population": scope,
                             **result,
                             "metric": label,
-                            "method": "paired bootstrap, units resampled within suite x population strata, percentile",
+                            "method": HIERARCHICAL if result["replicates"] else PAIRED,
                         }
                     )
     return pd.DataFrame(rows, columns=COLUMNS)  # no rows for a study of one method: nothing to contrast

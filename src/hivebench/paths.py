@@ -27,14 +27,32 @@ STUDY_TABLES = (EPISODES_TABLE, SCORES_TABLE, CONTRASTS_TABLE)
 TABLES_RECORD = "logs/collect/{study}.damage.json"
 
 
+# A replicate's cells lie in a folder of their own under their method's: the `method` path field.
+REPLICATE_DIR = "{method}/replicate-{replicate}"
+METHOD_FIELD = r"[^/]+(/replicate-[^/]+)?"  # its wildcard constraint (Snakefile)
+
+
 def path_fields(shared: dict[str, Any]) -> dict[str, Any]:
-    return {
+    """The fields of a cell's (or block's) paths."""
+    return {**table_fields(shared), "method": method_folder(shared)}
+
+
+def method_folder(shared: dict[str, Any]) -> str:
+    name = shared["method"]["name"]
+    return name if "replicate" not in shared else REPLICATE_DIR.format(method=name, replicate=shared["replicate"])
+
+
+def table_fields(shared: dict[str, Any]) -> dict[str, Any]:
+    """What identifies a cell's row in a study's tables (with its seed): the replicate only where the
+    method has replicates."""
+    fields = {
         "study": shared["study"],
         "suite": shared["suite"],
         "task": shared["task"]["name"],
         "method": shared["method"]["name"],
         "population": shared["population"],
     }
+    return fields if "replicate" not in shared else {**fields, "replicate": shared["replicate"]}
 
 
 def cell_path(cell: dict[str, Any]) -> str:

@@ -8,9 +8,11 @@ import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
-from hivebench.stats import mean_ci
+from hivebench.stats import Interval, hierarchical_bootstrap, mean_ci, percentile_interval
+from hivebench.suite import Metric
 
 SCORE_KEYS = ["suite", "task", "method", "population"]
+POOLED = "all"  # the replicate column of a method's score over all its replicates
 
 
 def score_table(
@@ -22,33 +24,64 @@ def score_table(
     interval: str = "percentile",
 ) -> pd.DataFrame:
     """One row per (suite, task, method, population, metric): mean, lo, hi over seeds, the number of
-    defined values and of episodes; `normalised*` columns where the metric is anchor-normalised."""
+    defined values and of episodes; `normalised*` columns where the metric is anchor-normalised.
+
+    Where methods have replicates, a `replicate` column: one row per replicate, and for a method with
+    several a row `all` over them, its interval from the hierarchical bootstrap (replicates resampled,
+    then seeds; a seed counts where every replicate has its value)."""
+    replicated = "replicate" in episodes and bool(episodes["replicate"].notna().any())
+    if replicated:
+        episodes = episodes.assign(replicate=episodes["replicate"].fillna(""))
     rows = []
-    for (suite, task, method, population), group in episodes.groupby(SCORE_KEYS, sort=False):
-        declared = SUITE_OBJECTS[suite]
-        anchored = str(group[declared.anchor_column].iloc[0])  # the task as the anchors file names it
-        needs_anchor = declared.anchored is None or anchored in declared.anchored
-        for metric in SUITE_METRICS[suite]:
+    for keys, group in episodes.groupby(SCORE_KEYS + ["replicate"] * replicated, sort=False):
+        for metric in SUITE_METRICS[group["suite"].iloc[0]]:
             ci = mean_ci(group[metric.name].to_numpy(), resamples, confidence, seed, interval)
-            row = {
-                "suite": suite,
-                "task": task,
-                "method": method,
-                "population": int(population),
-                "metric": metric.name,
-                "mean": ci.estimate,
-                "lo": ci.lo,
-                "hi": ci.hi,
-                "n": ci.n,
-                "episodes": len(group),
-                "interval": interval,
-            }
-            if metric.normalised_by_anchor and needs_anchor:  # at every population, by the anchor frozen at one
-                for key in ("mean", "lo", "hi"):
-                    row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)
-            rows.append(row)
+            rows.append(_row(keys, metric, ci, len(group), interval, group, anchors))
+    if replicated:
+        for keys, group in episodes[episodes["replicate"] != ""].groupby(SCORE_KEYS, sort=False):
+            if group["replicate"].nunique() < 2:
+                continue
+            for metric in SUITE_METRICS[group["suite"].iloc[0]]:
+                ci = replicate_ci(group, metric.name, resamples, confidence, seed)
+                rows.append(_row((*keys, POOLED), metric, ci, len(group), "hierarchical percentile", group, anchors))
     table = pd.DataFrame(rows)
     for key in ("normalised_mean", "normalised_lo", "normalised_hi"):
         if key not in table:
             table[key] = np.nan
     return table
+
+
+def _row(
+    keys: tuple, metric: Metric, ci: Interval, episodes: int, interval: str, group: pd.DataFrame, anchors: Anchors
+) -> dict[str, object]:
+    suite, task, method, population, *replicate = keys
+    row = {
+        "suite": suite,
+        "task": task,
+        "method": method,
+        "population": int(population),
+        **dict(zip(["replicate"], replicate)),
+        "metric": metric.name,
+        "mean": ci.estimate,
+        "lo": ci.lo,
+        "hi": ci.hi,
+        "n": ci.n,
+        "episodes": episodes,
+        "interval": interval,
+    }
+    declared = SUITE_OBJECTS[suite]
+    anchored = str(group[declared.anchor_column].iloc[0])  # the task as the anchors file names it
+    if metric.normalised_by_anchor and (declared.anchored is None or anchored in declared.anchored):
+        for key in ("mean", "lo", "hi"):  # at every population, by the anchor frozen at one
+            row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)
+    return row
+
+
+def replicate_ci(group: pd.DataFrame, metric: str, resamples: int, confidence: float, seed: int) -> Interval:
+    """The mean over replicates of a method's seed means, with its hierarchical bootstrap interval."""
+    values = group.pivot(index="replicate", columns="seed", values=metric).dropna(axis=1).to_numpy(dtype=float)
+    if values.shape[1] == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0)
+    estimate, distribution = hierarchical_bootstrap(values, np.zeros(values.shape[1]), None, resamples, seed)
+    lo, hi = percentile_interval(distribution, confidence)
+    return Interval(float(estimate[0]), float(lo[0]), float(hi[0]), values.size)

@@ -5,7 +5,7 @@ matrix products, never one Python iteration per resample.
 - `stratified_bootstrap`: weighted means of several columns over matched units resampled within
   strata; the columns share every resample, so differences of columns are paired contrasts.
 - `hierarchical_bootstrap`: replicates (training seeds) resampled first, then units within strata
-  inside each drawn replicate.
+  inside each drawn replicate, as stratified_bootstrap resamples them.
 Every draw comes from `numpy.random.default_rng(seed)`: the same inputs give the same interval.
 """
 
@@ -118,29 +118,42 @@ def stratified_bootstrap(
     return estimate, distribution
 
 
-def hierarchical_bootstrap(values: np.ndarray, resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Two-level bootstrap of a balanced design `values` (replicates, strata, units[, k]).
+def hierarchical_bootstrap(
+    values: np.ndarray, strata: np.ndarray, weights: dict[object, float] | None, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`stratified_bootstrap` with replicates (training seeds) resampled first.
 
-    Each resample draws replicates (training seeds) with replacement, then, inside every drawn
-    replicate, units (environment seeds) with replacement within each stratum (task x population).
-    The statistic is the mean over replicates of the mean over strata of the unit means.
+    `values` (replicates, n[, k]): every replicate's value on the same n matched units; `strata` and
+    `weights` as in stratified_bootstrap. Each resample draws as many replicates as there are, with
+    replacement; then, inside every drawn replicate, the units within each stratum, as
+    stratified_bootstrap draws them. The statistic is the mean over replicates of the weighted mean over
+    strata of the unit means. With one replicate the unit draws and the arithmetic are
+    stratified_bootstrap's own: the same seed gives the same distribution.
     Returns (estimate (k,), distribution (resamples, k)).
     """
     values = np.asarray(values, dtype=float)
-    if values.ndim == 3:
+    if values.ndim == 2:
         values = values[..., None]
-    replicates, strata, units, k = values.shape
-    rng = np.random.default_rng(seed)
-    estimate = values.mean(axis=(0, 1, 2))
-    per_resample = replicates * strata * units
-    chunk = max(1, min(resamples, CHUNK_CELLS // per_resample))
-    parts = []
-    done = 0
-    while done < resamples:
-        rows = min(chunk, resamples - done)
-        r = rng.integers(0, replicates, size=(rows, replicates))
-        u = rng.integers(0, units, size=(rows, replicates, strata, units))
-        picked = values[r[:, :, None, None], np.arange(strata)[None, None, :, None], u]  # (rows, R, S, U, k)
-        parts.append(picked.mean(axis=(1, 2, 3)))
-        done += rows
-    return estimate, np.concatenate(parts)
+    replicates, _, k = values.shape
+    labels, inverse = np.unique(np.asarray(strata), return_inverse=True)
+    sizes = np.bincount(inverse)
+    raw = sizes.astype(float) if weights is None else np.array([float(weights[label]) for label in labels])
+    share = raw / raw.sum()
+    rng = np.random.default_rng(seed)  # the units' draws, in stratified_bootstrap's order
+    drawn = np.random.default_rng([seed, 1]).integers(0, replicates, size=resamples * replicates)
+    estimate = np.zeros(k)
+    distribution = np.zeros((resamples, k))
+    for s, w in enumerate(share):
+        rows = values[:, inverse == s]  # (replicates, units of the stratum, k)
+        n = rows.shape[1]
+        estimate += w * rows.mean(axis=1).mean(axis=0)
+        # every replicate's means under each unit draw, one draw per (resample, drawn replicate)
+        by_unit = rows.transpose(1, 0, 2).reshape(n, replicates * k)
+        means, done = [], 0
+        for counts in resample_counts(n, resamples * replicates, rng):
+            rows_here = len(counts)
+            all_means = (counts @ by_unit / n).reshape(rows_here, replicates, k)
+            means.append(all_means[np.arange(rows_here), drawn[done : done + rows_here]])
+            done += rows_here
+        distribution += w * np.concatenate(means).reshape(resamples, replicates, k).mean(axis=1)
+    return estimate, distribution

@@ -13,12 +13,12 @@ from hivebench.config import LOCKSTEP_AGENTS
 from hivebench.engine.loop import play_block
 from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
-from hivebench.paths import cell_files, cell_path, path_fields
+from hivebench.paths import cell_files, cell_path, table_fields
 from hivebench.store import reap_temps, verified_summary, write_atomic
 
 
 def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
-    return {**path_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
+    return {**table_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
 
 
 def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:

@@ -31,11 +31,17 @@ def make_policy(cells: list[dict[str, Any]], streams: Streams | None = None, tar
                 f"{first['method']['kind']} runs on the Waggle runtime, which has no adapter for {first['suite']}"
             )
         extra["adapter"] = load(adapter)()
-    streams = streams or Streams([cell["seed"] for cell in cells], "policy")
+    streams = streams or Streams([cell["seed"] for cell in cells], policy_stream(first))
     policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
         raise TypeError(f"{target or impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
     return policy
+
+
+def policy_stream(cell: dict[str, Any]) -> str:
+    """The name of a cell's policy stream: each replicate of a method draws its own numbers (the
+    task's streams, its initial state among them, are the seed's alone, so replicates stay matched)."""
+    return "policy" if "replicate" not in cell else f"policy/replicate-{cell['replicate']}"
 
 
 def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:

@@ -11,9 +11,34 @@ import pandas as pd
 
 from hivebench.report import SECTION_FILE
 from hivebench.report.charts import forest_chart, scaling_chart
+from hivebench.scores import POOLED
 
 SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
 CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
+
+
+def score_columns(scores: pd.DataFrame) -> list[str]:
+    """The scores table's columns as the report shows them: the replicate's where methods have them."""
+    return SCORE_COLUMNS if "replicate" not in scores else [*SCORE_COLUMNS[:4], "replicate", *SCORE_COLUMNS[4:]]
+
+
+def contrast_columns(contrasts: pd.DataFrame) -> list[str]:
+    """The contrasts' columns as the report shows them: how many replicates each drew from, where any."""
+    if not contrasts["replicates"].any():
+        return CONTRAST_COLUMNS
+    return [*CONTRAST_COLUMNS[:4], "replicates", *CONTRAST_COLUMNS[4:]]
+
+
+def pooled(scores: pd.DataFrame) -> pd.DataFrame:
+    """One score per (task, method, population): a method's over all its replicates, where it has them."""
+    if "replicate" not in scores:
+        return scores
+    several = scores.groupby(["suite", "task", "method", "population"])["replicate"].transform(
+        lambda r: (r == POOLED).any()
+    )
+    return scores[~several | (scores["replicate"] == POOLED)]
+
+
 STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }
 th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; }
@@ -89,11 +114,18 @@ def _contrasts_html(contrasts: pd.DataFrame, confidence: float) -> str:
         for r in dropped.itertuples()
     )
     resamples = int(contrasts["resamples"].iloc[0]) if len(contrasts) else 0
+    hierarchical = (
+        " Where a method has replicates (<code>replicates</code>: how many), they are resampled first, then the"
+        " units inside each drawn replicate (hierarchical bootstrap)."
+        if contrasts["replicates"].any()
+        else ""
+    )
     return f"""<h2>Paired contrasts</h2>
 <p>A − B per matched unit (task, population, seed: both methods start from the same state), {resamples}
-bootstrap resamples of units within suite &times; population strata, {confidence:.0%} percentile interval.</p>
+bootstrap resamples of units within task &times; population strata,
+{confidence:.0%} percentile interval.{hierarchical}</p>
 <ul>{dropped_note}</ul>
-{html_table(contrasts[CONTRAST_COLUMNS])}
+{html_table(contrasts[contrast_columns(contrasts)])}
 {file_links("", CONTRAST_LINKS)}
 <img src="forest.png" alt="forest plot of paired contrasts" style="max-width: 100%">"""
 
@@ -110,16 +142,16 @@ def render_page(
     written into out_dir/<suite>/) the page embeds, in order."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_tables(scores[SCORE_COLUMNS], out, "scores")
-    save_chart(scaling_chart(scores, confidence), out, "scaling")
-    write_tables(contrasts[CONTRAST_COLUMNS], out, "contrasts")
+    write_tables(scores[score_columns(scores)], out, "scores")
+    save_chart(scaling_chart(pooled(scores), confidence), out, "scaling")
+    write_tables(contrasts[contrast_columns(contrasts)], out, "contrasts")
     save_chart(forest_chart(contrasts, confidence), out, "forest")
     parts = [(out / suite / SECTION_FILE).read_text(encoding="utf-8") for suite in sections]
     summary = ""
     if len(sections) > 1:
         summary = (
             "<h2>Across suites</h2><p>Each metric's mean over a suite's tasks and populations of the per-cell means "
-            "(scores.csv has every cell with its interval).</p>" + html_table(cross_suite_summary(scores))
+            "(scores.csv has every cell with its interval).</p>" + html_table(cross_suite_summary(pooled(scores)))
         )
     e = html.escape
     page = f"""<!doctype html>
@@ -133,7 +165,7 @@ def render_page(
 {"".join(f'<section id="{e(s)}">{part}</section>' for s, part in zip(sections, parts))}
 {_contrasts_html(contrasts, confidence)}
 <h2>Scores by population</h2>
-{html_table(scores[SCORE_COLUMNS])}
+{html_table(scores[score_columns(scores)])}
 {file_links("", SCORE_LINKS)}
 <img src="scaling.png" alt="scores against population per method" style="max-width: 100%">
 </body></html>
