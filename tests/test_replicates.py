@@ -12,7 +12,7 @@ import pytest
 from hivebench.anchors import load_anchors
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
-from hivebench.contrasts import HIERARCHICAL, PAIRED, contrast_table, paired_contrast
+from hivebench.contrasts import contrast_table, paired_contrast, procedure
 from hivebench.engine.loop import play_block
 from hivebench.ids import digest
 from hivebench.paths import cell_path
@@ -92,9 +92,10 @@ def test_a_one_replicate_contrast_equals_the_paired_stratified_interval():
     a, b = rng.normal(1, 1, 24), rng.normal(0, 1, 24)
     fixed = pd.DataFrame(unit_rows("A", a) + unit_rows("B", b))
     one = pd.DataFrame(unit_rows("A", a, "seed0") + unit_rows("B", b))
-    paired = paired_contrast(fixed, "m", "A", "B", None, 4000, 0.95, 0)
+    paired = paired_contrast(fixed, "m", "A", "B", None, 4000, 0.95, 0, strata_by="task")
     hierarchical = paired_contrast(one, "m", "A", "B", None, 4000, 0.95, 0)
     assert (paired["replicates"], hierarchical["replicates"]) == (0, 1)
+    assert "task x population" in hierarchical["method"] and "task x population" in paired["method"]
     assert [paired[k] for k in ("estimate", "lo", "hi", "n_units")] == [
         hierarchical[k] for k in ("estimate", "lo", "hi", "n_units")
     ]
@@ -120,8 +121,25 @@ def test_replicates_are_paired_by_label_and_a_fixed_method_meets_every_replicate
     assert against_fixed["replicates"] == 3 and against_fixed["estimate"] == pytest.approx(0.5, abs=0.05)
     assert against_fixed["hi"] - against_fixed["lo"] > 3  # the training seeds' spread stays
     table = contrast_table(frame, {"pairs": [["A", "B"], ["F", "B"]]}, ["m"], 500, 0.95, 0)
-    assert set(table["method"]) == {HIERARCHICAL} and set(table["replicates"]) == {3}
-    assert PAIRED != HIERARCHICAL
+    assert set(table["method"]) == {procedure(3, "task")} and set(table["replicates"]) == {3}
+    assert procedure(3, "task").startswith("hierarchical bootstrap, replicates resampled")
+
+
+def test_fixed_methods_are_resampled_within_benchmark_strata_by_default():
+    """The paper's fixed-controller procedure: task-seed units within benchmark (suite x population)
+    strata; `strata: task` resamples within each task's seeds."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame(unit_rows("A", rng.normal(size=24)) + unit_rows("B", rng.normal(size=24)))
+    default = contrast_table(frame, {"reference": "B"}, ["m"], 2000, 0.95, 0)
+    by_task = contrast_table(frame, {"reference": "B", "strata": "task"}, ["m"], 2000, 0.95, 0)
+    assert set(default["method"]) == {procedure(0, "suite")} and set(by_task["method"]) == {procedure(0, "task")}
+    strata = {"suite": np.tile(np.repeat([4, 8], 6), 2), "task": np.repeat(np.arange(4), 6)}
+    a, b = frame[frame.method == "A"]["m"].to_numpy(), frame[frame.method == "B"]["m"].to_numpy()
+    for table, key in ((default, "suite"), (by_task, "task")):
+        _, distribution = stratified_bootstrap((a - b)[:, None], strata[key], None, 2000, 0)
+        lo, hi = percentile_interval(distribution, 0.95)
+        overall = table[table.population == "all"].iloc[0]
+        assert (overall["lo"], overall["hi"]) == (lo[0], hi[0])
 
 
 def test_a_unit_missing_from_one_replicate_is_dropped_and_counted():

@@ -2,11 +2,13 @@
 
 A matched unit is one (suite, task, population, seed): every method of a study runs it from the same
 initial state (the seed's `init` stream), so differences within a unit cancel what the seed did. A
-contrast A − B resamples units jointly for A and B within strata (task x population), each stratum
-weighted by its units (the pooled mean), or, with suite weights from the config, by its suite's weight
-shared among the suite's tasks by their units. Where A or B has replicates (training seeds), the
-replicates are resampled first (hierarchical bootstrap); a fixed method's difference is taken from
-every replicate of the other. A unit where either method lacks a defined value (in any replicate) is
+contrast A − B resamples units jointly for A and B within strata. As the Waggle paper's procedures
+(its appendix G): a contrast of fixed methods resamples task–seed units within benchmark strata (suite
+x population); where A or B has replicates (training seeds), the replicates are resampled first, then
+the seeds within task x population strata (hierarchical bootstrap), a fixed method's difference taken
+from every replicate of the other. A spec's `strata` (suite | task) sets either for both. Each stratum
+weighs its units (the pooled mean), or, with suite weights, its suite's weight shared among its
+task strata by their units. A unit where either method lacks a defined value (in any replicate) is
 dropped, and counted: never silently.
 """
 
@@ -34,8 +36,12 @@ COLUMNS = [
     "hi",
     "method",
 ]
-PAIRED = "paired bootstrap, units resampled within task x population strata, percentile"
-HIERARCHICAL = "hierarchical bootstrap, replicates resampled, then units within task x population strata, percentile"
+
+
+def procedure(replicates: int, strata: str) -> str:
+    """How a contrast's interval was made, as its `method` column says."""
+    first = "hierarchical bootstrap, replicates resampled, then units" if replicates else "paired bootstrap, units"
+    return f"{first} resampled within {strata} x population strata, percentile"
 
 
 def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -67,9 +73,11 @@ def paired_contrast(
     resamples: int,
     confidence: float,
     seed: int,
+    strata_by: str | None = None,
 ) -> dict[str, Any]:
-    """A − B on `metric`, per matched unit, stratified by (task, population), hierarchical where either
-    method has replicates."""
+    """A − B on `metric`, per matched unit, hierarchical where either method has replicates; stratified
+    by `strata_by` (suite or task) and population, by default suite for fixed methods and task where
+    there are replicates (the paper's procedures)."""
     rows = episodes[episodes.method.isin([a, b])]
     replicate = rows["replicate"].fillna("") if "replicate" in rows else pd.Series("", index=rows.index)
     # One row per unit either method ran (not the product of the unit keys): NaN where one lacks it.
@@ -81,7 +89,10 @@ def paired_contrast(
     labels = {m: sorted(label for method, label in wide.columns if method == m) for m in (a, b)}
     pairs = replicate_pairs(a, labels[a] or [""], b, labels[b] or [""])
     hierarchical = pairs != [("", "")]
-    row = {"metric": metric, "a": a, "b": b, "replicates": len(pairs) if hierarchical else 0, "resamples": resamples}
+    replicates = len(pairs) if hierarchical else 0
+    strata_by = strata_by or ("task" if hierarchical else "suite")
+    row = {"metric": metric, "a": a, "b": b, "replicates": replicates, "resamples": resamples}
+    row["method"] = procedure(replicates, strata_by)
     if not labels[a] or not labels[b]:
         return {**row, "n_units": 0, "dropped_units": len(wide), "estimate": np.nan, "lo": np.nan, "hi": np.nan}
     differences = np.stack([(wide[(a, la)] - wide[(b, lb)]).to_numpy() for la, lb in pairs])
@@ -90,8 +101,8 @@ def paired_contrast(
     if not matched.any():
         return {**row, "estimate": np.nan, "lo": np.nan, "hi": np.nan}
     units = wide.index[matched]
-    strata = np.array([f"{suite}/{task}/n{n}" for suite, task, n, _ in units])
-    stratum_weights = None if weights is None else task_weights(units, weights)
+    strata = np.array([stratum(suite, task, n, strata_by) for suite, task, n, _ in units])
+    stratum_weights = None if weights is None else stratum_weights_of(units, weights, strata_by)
     if hierarchical:
         estimate, distribution = hierarchical_bootstrap(
             differences[:, matched], strata, stratum_weights, resamples, seed
@@ -104,16 +115,21 @@ def paired_contrast(
     return {**row, "estimate": float(estimate[0]), "lo": float(lo[0]), "hi": float(hi[0])}
 
 
-def task_weights(units: pd.MultiIndex, weights: dict[str, float]) -> dict[str, float]:
-    """Each (task, population) stratum's weight: its suite's, shared among the suite's tasks at that
-    population by their units (so a suite's weight is the config's, its tasks weighted as pooled)."""
+def stratum(suite: str, task: str, population: int, strata_by: str) -> str:
+    return f"{suite}/n{population}" if strata_by == "suite" else f"{suite}/{task}/n{population}"
+
+
+def stratum_weights_of(units: pd.MultiIndex, weights: dict[str, float], strata_by: str) -> dict[str, float]:
+    """Each stratum's weight: its suite's; a task stratum's its suite's shared among the suite's tasks
+    at that population by their units (so the suite weighs as the config says, its tasks as pooled)."""
     frame = units.to_frame(index=False)
     counts = frame.groupby(["suite", "task", "population"]).size()
     suite_units = counts.groupby(level=["suite", "population"]).transform("sum")
-    return {
-        f"{suite}/{task}/n{n}": weights[suite] * count / suite_units[(suite, task, n)]
-        for (suite, task, n), count in counts.items()
-    }
+    shares: dict[str, float] = {}
+    for (suite, task, n), count in counts.items():
+        key = stratum(suite, task, n, strata_by)
+        shares[key] = shares.get(key, 0.0) + weights[suite] * count / suite_units[(suite, task, n)]
+    return shares
 
 
 def contrast_table(
@@ -147,15 +163,10 @@ def contrast_table(
                     (str(n), group) for n, group in reporting.groupby("population", sort=True)
                 ]
                 for scope, data in scopes:
-                    result = paired_contrast(data, metric, a, b, weights, resamples, confidence, seed)
-                    rows.append(
-                        {
-                            "population": scope,
-                            **result,
-                            "metric": label,
-                            "method": HIERARCHICAL if result["replicates"] else PAIRED,
-                        }
+                    result = paired_contrast(
+                        data, metric, a, b, weights, resamples, confidence, seed, spec.get("strata")
                     )
+                    rows.append({"population": scope, **result, "metric": label})
     return pd.DataFrame(rows, columns=COLUMNS)  # no rows for a study of one method: nothing to contrast
 
 

@@ -122,7 +122,7 @@ def _contrasts_html(contrasts: pd.DataFrame, confidence: float) -> str:
     )
     return f"""<h2>Paired contrasts</h2>
 <p>A − B per matched unit (task, population, seed: both methods start from the same state), {resamples}
-bootstrap resamples of units within task &times; population strata,
+bootstrap resamples of units within strata (each row's <code>method</code> says which),
 {confidence:.0%} percentile interval.{hierarchical}</p>
 <ul>{dropped_note}</ul>
 {html_table(contrasts[contrast_columns(contrasts)])}
