@@ -6,7 +6,7 @@ instance with the same number of rounds, measured in the same run. hivebench's n
 episodes (observations, the vectorised policy, the medium's checks, the per-agent and message tables,
 the score): `play` one episode at a time, and `play_block` a job block of `--block` seeds in lockstep;
 the graph instance is built once for all (`instances: 1`). The last column writes each block's cells
-as `run_block` does (two Parquet files per cell), to show what a job's disk leaves of the speed-up.
+as `run_job` does (two Parquet files per cell), to show what a job's disk leaves of the speed-up.
 Each row runs in a fresh process, as a job does.
 Usage: python benchmarks/bench_agentsnet.py [--seconds S] [--block B]
 """

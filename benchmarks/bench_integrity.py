@@ -26,7 +26,7 @@ from bench_scale import REPO, study
 from hivebench.cells import all_blocks, job_cells
 from hivebench.config import validate
 from hivebench.damage import study_damage
-from hivebench.engine.jobs import run_block
+from hivebench.engine.jobs import run_job
 from hivebench.status import status
 from hivebench.store import write_json
 from hivebench.verify import deep_damage
@@ -49,7 +49,7 @@ def main() -> None:
         os.chdir(scratch)
         blocks = all_blocks(config, Path("."))
         cells = sum(len(b.seeds) for b in blocks["scale"])
-        run_time = timed(lambda: [run_block(b.spec(), b.summary_path) for b in blocks["scale"]])
+        run_time = timed(lambda: [run_job(b.spec(), b.summary_path) for b in blocks["scale"]])
         for b in blocks["scale"]:  # the record each job writes as it ends, which the quick check reads
             write_json({"state": "done", **job_cells(b.spec())}, b.record_path)
         print(f"{cells:,} cells in {len(blocks['scale'])} blocks, run in-process in {run_time:.1f} s")

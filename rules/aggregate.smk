@@ -3,7 +3,7 @@
 
 rule collect:
     input:
-        study_block_summaries,
+        study_job_summaries,
     output:
         EPISODES_TABLE,
     params:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.cells import expand_blocks
-from hivebench.config import ConfigError, load, method_entry, read_yaml, validate
+from hivebench.cells import expand_jobs
+from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
 from hivebench.paths import (
@@ -52,25 +52,30 @@ def study_config():
         for path in workflow.configfiles:
             read_yaml(path)
         return str(workflow.configfiles[-1]), validate(config, str(workflow.configfiles[-1]))
-    if set(config) - {"file"}:
-        raise ConfigError("--config", ["give the study config as --config file=my.yaml (or --configfile my.yaml)"])
+    if set(config) - {"file", "methods"}:
+        raise ConfigError(
+            "--config",
+            ["give the study config as --config file=my.yaml (or --configfile my.yaml), and methods=a,b to run only those"],
+        )
     source = str(config.get("file", DEFAULT_CONFIG))
-    return source, load(source)
+    if "methods" not in config:
+        return source, load(source)
+    return source, select_methods(load(source), str(config["methods"]).split(","), source)
 
 
 try:
     CONFIG_SOURCE, CONFIG = study_config()
-    BLOCKS = expand_blocks(CONFIG, CONFIG_SOURCE)
+    JOBS = expand_jobs(CONFIG, CONFIG_SOURCE)
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 
-STUDIES = list(BLOCKS)
-BLOCK_BY_SUMMARY = {block.summary_path: block for blocks in BLOCKS.values() for block in blocks}
+STUDIES = list(JOBS)
+JOB_BY_SUMMARY = {job.summary_path: job for jobs in JOBS.values() for job in jobs}
 
-# A finished block whose files cannot be trusted (a cell missing, changed after its job, not a whole
+# A finished job whose files cannot be trusted (a cell missing, changed after its job, not a whole
 # Parquet file, holding another cell, or found damaged by `hivebench verify`) reruns, and so does a
 # study table that is not whole: their jobs are forced, as `--forcerun` would, and nothing is removed
-# here (a dry run changes nothing). The block's job redoes exactly the damaged cells. `hivebench
+# here (a dry run changes nothing). The job redoes exactly the damaged cells. `hivebench
 # status` judges with the same study_damage. Only where Snakemake plans the jobs: cluster jobs read
 # this file again.
 #
@@ -101,7 +106,7 @@ def force_jobs(outputs):
 
 
 if workflow.is_main_process:
-    DAMAGED = {output: damage for study, blocks in BLOCKS.items() for output, damage in study_damage(study, blocks).items()}
+    DAMAGED = {output: damage for study, jobs in JOBS.items() for output, damage in study_damage(study, jobs).items()}
     for output, damage in DAMAGED.items():
         for path, problem in damage.items():
             logger.warning(f"hivebench: {path}: {problem}; the job of {output} reruns")
@@ -112,13 +117,13 @@ if workflow.is_main_process:
 shell.prefix(f"PATH={shlex.quote(str(Path(sys.executable).parent))}:\"$PATH\"; ")
 
 # The suites each study runs, in the order its tasks list them: each gets a section in its report.
-STUDY_SUITES = {study: list(dict.fromkeys(b.shared["suite"] for b in blocks)) for study, blocks in BLOCKS.items()}
+STUDY_SUITES = {study: list(dict.fromkeys(job.shared["suite"] for job in jobs)) for study, jobs in JOBS.items()}
 SUITES_IN_USE = list(dict.fromkeys(suite for suites in STUDY_SUITES.values() for suite in suites))
 # The studies that run a method on the Waggle runtime: their reports get its section too.
 WAGGLE_STUDIES = [
     study
-    for study, blocks in BLOCKS.items()
-    if any(METHODS[b.shared["method"]["kind"]].impl(b.shared["suite"]).adapted for b in blocks)
+    for study, jobs in JOBS.items()
+    if any(METHODS[job.shared["method"]["kind"]].impl(job.shared["suite"]).adapted for job in jobs)
 ]
 
 
@@ -149,23 +154,23 @@ def report_cells(study, suite):
     runtime's section reads none)."""
     if suite == WAGGLE_SECTION:
         return ()
-    return tuple(section_cells(SUITE_OBJECTS[suite], BLOCKS[study]))
+    return tuple(section_cells(SUITE_OBJECTS[suite], JOBS[study]))
 
 
 def listed_cells(wildcards):
     return list(report_cells(wildcards.study, wildcards.suite))
 
 
-def report_cell_blocks(wildcards):
-    """The block summaries of the cells a section reads: a block's job writes its cells before them."""
+def report_cell_jobs(wildcards):
+    """The job summaries of the cells a section reads: a job writes its cells before its summary."""
     wanted = set(listed_cells(wildcards))
-    blocks = (block for block in BLOCKS[wildcards.study] if block.shared["suite"] == wildcards.suite)
-    return [block.summary_path for block in blocks if any(cell_path(cell) in wanted for cell in block.cells())]
+    jobs = (job for job in JOBS[wildcards.study] if job.shared["suite"] == wildcards.suite)
+    return [job.summary_path for job in jobs if any(cell_path(cell) in wanted for cell in job.cells())]
 
 
 def section_inputs(suite):
     """The cell files a suite's section reads, as inputs of its rule, once the checkpoint report_cells
-    has seen their blocks end (rules/report.smk)."""
+    has seen their jobs end (rules/report.smk)."""
 
     def cells(wildcards):
         found = report_cells(wildcards.study, suite)
@@ -190,42 +195,44 @@ BOOTSTRAP_PARAMS = {
 }
 
 
-def block_of(wildcards):
-    """The job block an episode job's wildcards name."""
-    return BLOCK_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)]
+def job_of(wildcards):
+    """The job (hivebench.cells.Job) an episode job's wildcards name."""
+    return JOB_BY_SUMMARY[BLOCK_SUMMARY.format(**wildcards)]
 
 
-def block_spec(wildcards):
-    """A block's resolved cells as canonical JSON: the only params of an episode job.
+def job_spec(wildcards):
+    """A job's resolved cells as canonical JSON: the only params of an episode job.
     (A function of the wildcards alone: Snakemake leaves params derived from output out of its
     rerun check.)"""
-    return canonical_json(block_of(wildcards).spec())
+    return canonical_json(job_of(wildcards).spec())
 
 
-def method_hooks(block):
-    return METHODS[block.shared["method"]["kind"]].hooks
+def method_hooks(job):
+    return METHODS[job.shared["method"]["kind"]].hooks
 
 
-def block_inputs(wildcards):
-    """Files a block's method reads that a rule makes (an LLM method's converted builtin model folder)."""
-    block = block_of(wildcards)
-    return method_hooks(block).job_inputs(block.shared["method"]["params"])
+def job_inputs(wildcards):
+    """Files a job's method reads that a rule makes (an LLM method's converted builtin model folder)."""
+    job = job_of(wildcards)
+    return method_hooks(job).job_inputs(job.shared["method"]["params"])
 
 
-def block_resource(name):
+def job_resource(name):
     """What an episode job asks the scheduler for: the method's `resources`, else the memory its
-    kind estimates for the block (a local model's batches, once its folder is there), else its
-    kind's defaults (an LLM block runs for hours, a classical block for minutes)."""
+    kind estimates for the job (a local model's batches, once its folder is there; the largest of its
+    blocks'), else its kind's defaults (an LLM block runs for hours, a classical job for minutes)."""
 
     def value(wildcards):
-        block = block_of(wildcards)
-        given = CONFIG["methods"][block.shared["method"]["name"]].get("resources", {})
+        job = job_of(wildcards)
+        given = CONFIG["methods"][job.shared["method"]["name"]].get("resources", {})
         if name in given:
             return given[name]
-        hooks = method_hooks(block)
-        if name == "mem_mb" and (estimated := hooks.job_memory_mb(block.shared, len(block.seeds))) is not None:
-            return estimated
-        return hooks.job_resources(block.shared["method"]["params"]).get(name, "")
+        hooks = method_hooks(job)
+        if name == "mem_mb":
+            estimates = [hooks.job_memory_mb(block.shared, len(block.seeds)) for block in job.blocks]
+            if None not in estimates:
+                return max(estimates)
+        return hooks.job_resources(job.shared["method"]["params"]).get(name, "")
 
     return value
 
@@ -236,19 +243,21 @@ def block_resource(name):
 FIRST = 2**31
 
 
-def block_priority(wildcards):
-    block = block_of(wildcards)
-    shared = block.shared
-    if not METHODS[shared["method"]["kind"]].impl(shared["suite"]).calls_models:
+def job_priority(wildcards):
+    job = job_of(wildcards)
+    if not METHODS[job.shared["method"]["kind"]].impl(job.shared["suite"]).calls_models:
         return 0
-    steps = task_kind(shared["task"]["kind"]).hooks.agent_steps(shared["task"]["params"], shared["population"])
-    return min(steps * len(block.seeds), FIRST - 1)
+    steps = sum(
+        task_kind(block.shared["task"]["kind"]).hooks.agent_steps(block.shared["task"]["params"], job.shared["population"])
+        for block in job.blocks
+    )
+    return min(steps * len(job.seeds), FIRST - 1)
 
 
-def block_threads(wildcards):
+def job_threads(wildcards):
     """Cores a job takes (a local model's torch threads)."""
-    block = block_of(wildcards)
-    return method_hooks(block).threads(block.shared["method"]["params"])
+    job = job_of(wildcards)
+    return method_hooks(job).threads(job.shared["method"]["params"])
 
 
 def slot_resource(method_name):
@@ -259,7 +268,7 @@ def slot_resource(method_name):
 
 def holds(resource):
     def amount(wildcards):
-        return int(slot_resource(block_of(wildcards).shared["method"]["name"]) == resource)
+        return int(slot_resource(job_of(wildcards).shared["method"]["name"]) == resource)
 
     return amount
 
@@ -272,7 +281,7 @@ SLOT_RESOURCES = {name: holds(name) for name in filter(None, map(slot_resource, 
 def method_prices(wildcards):
     """USD per million tokens for each of a study's methods whose model has a price."""
     prices = CONFIG["prices"]
-    methods = {b.shared["method"]["name"]: b.shared["method"]["params"].get("model") for b in BLOCKS[wildcards.study]}
+    methods = {b.shared["method"]["name"]: b.shared["method"]["params"].get("model") for b in JOBS[wildcards.study]}
     return canonical_json({name: prices[model] for name, model in methods.items() if model in prices})
 
 
@@ -283,8 +292,8 @@ def contrast_spec(wildcards):
     return canonical_json(study.get("contrasts") or {"reference": study["methods"][0]})
 
 
-def study_block_summaries(wildcards):
-    return [block.summary_path for block in BLOCKS[wildcards.study]]
+def study_job_summaries(wildcards):
+    return [job.summary_path for job in JOBS[wildcards.study]]
 
 
 def report_file(study, name):
@@ -312,23 +321,23 @@ VIEWSET_DIR = "results/viewsets/{viewset}"
 VIEWSET_REPORTS = [f"reports/viewsets/{name}/evaluation.{suffix}" for name in VIEWSETS for suffix in ("csv", "md", "tex")]
 
 
-def showing_blocks(wildcards):
-    """The blocks of the view set's study and method: those whose cells showed the views."""
+def showing_jobs(wildcards):
+    """The jobs of the view set's study and method: those whose cells showed the views."""
     viewset = VIEWSETS[wildcards.viewset]
-    return [b for b in BLOCKS[viewset["study"]] if b.shared["method"]["name"] == viewset["method"]]
+    return [job for job in JOBS[viewset["study"]] if job.shared["method"]["name"] == viewset["method"]]
 
 
-def viewset_blocks(wildcards):
-    """The block summaries of the view set's study and method: its cells' views tables lie beside them."""
-    return [block.summary_path for block in showing_blocks(wildcards)]
+def viewset_jobs(wildcards):
+    """The job summaries of the view set's study and method: its cells' views tables lie beside its cells."""
+    return [job.summary_path for job in showing_jobs(wildcards)]
 
 
 def viewset_cells(wildcards):
     """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
     return [
-        {"path": side_path(cell_path(cell), "views"), **table_fields(block.shared), "seed": cell["seed"]}
-        for block in showing_blocks(wildcards)
-        for cell in block.cells()
+        {"path": side_path(cell_path(cell), "views"), **table_fields(cell), "seed": cell["seed"]}
+        for job in showing_jobs(wildcards)
+        for cell in job.cells()
     ]
 
 

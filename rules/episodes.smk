@@ -1,5 +1,7 @@
-# One job = one block of cells of the same (study, task, method, population): one process, one
-# Parquet file per cell next to the block summary. Cells already on disk with the same hash are kept.
+# One job = one block of cells of the same (study, task, method, replicate, population), or, for a
+# method that calls no model, the blocks of up to `tasks_per_job` tasks (hivebench.cells.Job): one
+# process, one Parquet file per cell, and the job's summary. Cells already on disk with the same hash
+# are kept.
 
 from hivebench.models.builtin import folder
 
@@ -23,17 +25,17 @@ rule prepare_model:
 
 rule episodes:
     input:
-        block_inputs,
+        job_inputs,
     output:
         BLOCK_SUMMARY,
     params:
-        spec=block_spec,
-    threads: block_threads
-    priority: block_priority
+        spec=job_spec,
+    threads: job_threads
+    priority: job_priority
     resources:
-        runtime=block_resource("runtime"),
-        mem_mb=block_resource("mem_mb"),
-        slurm_extra=block_resource("slurm_extra"),
+        runtime=job_resource("runtime"),
+        mem_mb=job_resource("mem_mb"),
+        slurm_extra=job_resource("slurm_extra"),
         **SLOT_RESOURCES,
     conda:
         CONDA_ENV

@@ -10,7 +10,7 @@
 # lists them; Snakemake then asks the section's inputs again (section_inputs) and finds them there.
 checkpoint report_cells:
     input:
-        report_cell_blocks,
+        report_cell_jobs,
     output:
         "results/{study}/report_cells/{suite}.txt",
     params:

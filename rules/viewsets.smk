@@ -5,7 +5,7 @@
 
 rule viewset_sample:
     input:
-        viewset_blocks,
+        viewset_jobs,
     output:
         views="results/viewsets/{viewset}/views.parquet",
         orbit="results/viewsets/{viewset}/orbit.parquet",

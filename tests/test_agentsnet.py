@@ -3,11 +3,13 @@ algorithms solving every problem given enough rounds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.engine.media import NeighbourMessages, Outbox
@@ -112,7 +114,7 @@ def study(rounds, populations, seeds, methods=("distributed",)):
         "methods": {m: {"kind": m, "seeds_per_job": 1000} for m in methods},
         "studies": {"s": {"tasks": list(tasks), "methods": list(methods), "populations": populations, "seeds": seeds}},
     }
-    return expand_blocks(validate(config, "agentsnet.yaml"), "agentsnet.yaml")["s"]
+    return all_blocks(validate(config, "agentsnet.yaml"), Path("agentsnet.yaml").parent)["s"]
 
 
 @pytest.mark.slow  # ~10 s

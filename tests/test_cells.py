@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 
-from hivebench.cells import all_blocks, seed_list
+from hivebench.cells import all_jobs, seed_list
 from hivebench.config import validate
 from hivebench.ids import canonical_json, digest
 
 
 def cells_by_method(config):
-    blocks = all_blocks(validate(config, "x.yaml"), Path("."))["tiny"]
+    blocks = all_jobs(validate(config, "x.yaml"), Path("."))["tiny"]
     cells = {}
     for block in blocks:
         for cell in block.cells():

@@ -404,20 +404,20 @@ def test_yaml_aliases_that_expand_to_billions_of_values(tmp_path):
 
 @pytest.mark.slow  # ~8 s
 def test_a_job_whose_cells_would_not_fit_on_its_command_line(config, tmp_path):
-    from hivebench.cells import MAX_SPEC_CHARS, expand_blocks
+    from hivebench.cells import MAX_SPEC_CHARS, expand_jobs
     from hivebench.ids import canonical_json
 
     config["studies"]["tiny"]["seeds"] = list(range(4_000_000_000, 4_000_020_000))
     config["methods"]["random"]["seeds_per_job"] = 20_000
     path = write_config(tmp_path / "big.yaml", config)
     with pytest.raises(ConfigError) as info:
-        expand_blocks(load(path), str(path))
+        expand_jobs(load(path), str(path))
     assert "a job of task 'cycle' and method 'random' would carry 220," in str(info.value)
     assert "lower methods.random.seeds_per_job" in str(info.value) and "soft_fp" not in str(info.value)
     result = subprocess.run([sys.executable, "-m", "hivebench", "validate", str(path)], capture_output=True, text=True)
     assert result.returncode == 2 and "would carry" in result.stderr
     config["methods"]["random"]["seeds_per_job"] = 8_000  # fits: and the estimate is an upper bound
-    blocks = expand_blocks(load(write_config(tmp_path / "big.yaml", config)), str(path))
+    blocks = expand_jobs(load(write_config(tmp_path / "big.yaml", config)), str(path))
     assert max(len(canonical_json(b.spec())) for b in blocks["tiny"]) <= MAX_SPEC_CHARS
 
 
@@ -445,7 +445,7 @@ def test_a_yaml_alias_that_holds_itself(tmp_path):
 
 
 def test_what_no_command_line_or_file_can_carry(config, tmp_path):
-    from hivebench.cells import expand_blocks
+    from hivebench.cells import expand_jobs
 
     config["methods"]["random"]["kind"] = "llm"
     config["methods"]["random"].update({"backend": "openai", "model": "m\ud800", "base_url": "http://127.0.0.1:1/v1"})
@@ -454,11 +454,11 @@ def test_what_no_command_line_or_file_can_carry(config, tmp_path):
     config["methods"]["random"]["initial_notes"] = {"text": "'" * 30_000}  # five bytes each once shell-quoted
     path = write_config(tmp_path / "quotes.yaml", config)
     with pytest.raises(ConfigError, match="a job of task 'cycle' and method 'random' would carry 1[0-9]{2},"):
-        expand_blocks(load(path), str(path))
+        expand_jobs(load(path), str(path))
     config["methods"]["random"]["initial_notes"] = {"text": "\U0001f600" * 30_000}  # four bytes each in UTF-8
     path = write_config(tmp_path / "emoji.yaml", config)
     with pytest.raises(ConfigError, match="would carry 1[0-9]{2},"):
-        expand_blocks(load(path), str(path))
+        expand_jobs(load(path), str(path))
     del config["methods"]["random"]
     config["studies"]["tiny"]["methods"] = ["soft_fp", "greedy"]
     config["methods"]["greedy"] = {"kind": "greedy"}

@@ -16,7 +16,7 @@ from conftest import REPO, write_config
 
 from hivebench import config as config_module
 from hivebench.anchors import AnchorError, load_anchors, normalise
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import MAX_JOB_BYTES, ConfigError, held_episodes, load, validate
 from hivebench.engine.jobs import summary_row
 from hivebench.engine.loop import play_block
@@ -46,7 +46,7 @@ def played(config: dict[str, Any]) -> list[tuple[dict[str, Any], Any]]:
     """(cell, record) of every cell of a validated config's study `s`."""
     filled = validate(config, "x.yaml")
     out = []
-    for block in expand_blocks(filled, "x.yaml")["s"]:
+    for block in all_blocks(filled, Path("x.yaml").parent)["s"]:
         cells = list(block.cells())
         out += list(zip(cells, play_block(cells)))
     return out

@@ -22,13 +22,13 @@ from conftest import REPO, write_config
 from test_workflow import planned_jobs, snakemake
 
 from hivebench import registry
-from hivebench.cells import expand_blocks
+from hivebench.cells import expand_jobs
 from hivebench.cli import main
 from hivebench.collect import collect
 from hivebench.config import load
 from hivebench.engine import conformance
 from hivebench.engine.conformance import CHECKS, ConformanceError, example_cells
-from hivebench.engine.jobs import run_block
+from hivebench.engine.jobs import run_job
 from hivebench.registry import SUITE_OBJECTS, SUITE_PACKAGE_OF, task_kind
 from hivebench.report import COMMON_FILES, caption_file, section_cells
 from hivebench.suite import TaskHooks, TaskKind
@@ -193,7 +193,7 @@ def test_the_swarmbench_section_reads_the_cells_its_rule_declares_and_no_other(t
     its rule's inputs: the episodes table, the anchors file and the cell files the suite declares
     (Suite.report_cells, what rules/common.smk's report_cells lists), which it reads, all of them."""
     source = str(REPO / "config/config.yaml")
-    blocks = expand_blocks(load(source), source)["swarmbench"]
+    blocks = expand_jobs(load(source), source)["swarmbench"]
     declared = section_cells(SUITE_OBJECTS["swarmbench"], blocks)
     assert len(declared) == 5 and all(
         "/n8/s0.parquet" in path for path in declared
@@ -202,7 +202,7 @@ def test_the_swarmbench_section_reads_the_cells_its_rule_declares_and_no_other(t
     played.mkdir()
     monkeypatch.chdir(played)
     for block in blocks:
-        run_block(block.spec(), block.summary_path)
+        run_job(block.spec(), block.summary_path)
     collect([block.summary_path for block in blocks], "results/swarmbench/episodes.parquet")
     inputs = tmp_path / "inputs"
     for path in ["results/swarmbench/episodes.parquet", *declared]:
@@ -265,7 +265,7 @@ def test_a_study_spanning_every_suite_runs_through_the_workflow(tmp_path):
             assert next((tmp_path / f"results/episodes/all/{suite}").rglob(f"s0.{name}.parquet")).is_file()
     assert planned_jobs(tmp_path) == {}  # nothing left to do
     # the cell files each section reads are inputs of its rule (SwarmBench's episode frames)
-    blocks = expand_blocks(load(tmp_path / "config.yaml"), str(tmp_path / "config.yaml"))["all"]
+    blocks = expand_jobs(load(tmp_path / "config.yaml"), str(tmp_path / "config.yaml"))["all"]
     dry_run = snakemake(tmp_path, "-n", "--forcerun", *(f"report_{suite}" for suite in SUITE_OBJECTS)).stdout
     for suite in SUITE_OBJECTS:
         cells = section_cells(SUITE_OBJECTS[suite], blocks)

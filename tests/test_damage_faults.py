@@ -18,9 +18,9 @@ from conftest import tiny_config, write_config
 from test_integrity import change_summary
 from test_workflow import planned_jobs, snakemake
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import expand_jobs
 from hivebench.config import validate
-from hivebench.engine.jobs import run_block
+from hivebench.engine.jobs import run_job
 
 pytestmark = pytest.mark.workflow
 
@@ -176,8 +176,8 @@ def test_verify_names_the_damaged_side_table(tmp_path: Path, monkeypatch: pytest
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [8], "seeds": 2}},
     }
     write_config(tmp_path / "config.yaml", config)
-    (block,) = expand_blocks(validate(config, "config.yaml"), "config.yaml")["s"]
-    run_block(block.spec(), block.summary_path)
+    (block,) = expand_jobs(validate(config, "config.yaml"), "config.yaml")["s"]
+    run_job(block.spec(), block.summary_path)
     folder = Path(block.summary_path).parent
     keep_time(folder / "s0.messages.parquet", (folder / "s1.messages.parquet").read_bytes())
     result = hivebench(tmp_path, "verify")

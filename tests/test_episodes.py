@@ -12,7 +12,7 @@ from conftest import REPO
 
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
-from hivebench.engine.jobs import run_block
+from hivebench.engine.jobs import run_job
 from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.paths import cell_path
@@ -70,14 +70,14 @@ def test_methods_on_the_same_seed_share_the_initial_state(config):
 def test_a_block_keeps_cells_already_done_and_redoes_stale_ones(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     block = next(b for b in all_blocks(validate(config, "x.yaml"), Path("."))["tiny"])
-    assert run_block(block.spec(), "summary.parquet") == 5
+    assert run_job(block.spec(), "summary.parquet") == 5
     first = Path(cell_path(next(block.cells())))
     before = first.stat().st_mtime_ns
-    assert run_block(block.spec(), "summary.parquet") == 0
+    assert run_job(block.spec(), "summary.parquet") == 0
     assert first.stat().st_mtime_ns == before
     stale = block.spec()
     stale["task"] = {**stale["task"], "version": 99}
-    assert run_block(stale, "summary.parquet") == 5
+    assert run_job(stale, "summary.parquet") == 5
     rows = pd.read_parquet("summary.parquet")
     assert len(rows) == 5 and set(rows.columns) >= {"cell_hash", "proximity", "stability", "conflicts"}
 
@@ -88,12 +88,12 @@ def test_a_block_played_in_parts_gives_the_cells_it_gives_whole(config, tmp_path
 
     monkeypatch.chdir(tmp_path)
     block = next(b for b in all_blocks(validate(config, "x.yaml"), Path("."))["tiny"])
-    assert run_block(block.spec(), "whole.parquet") == 5
+    assert run_job(block.spec(), "whole.parquet") == 5
     whole = [pq.read_table(cell_path(cell)) for cell in block.cells()]
     for cell in block.cells():
         Path(cell_path(cell)).unlink()
     monkeypatch.setattr(jobs, "LOCKSTEP_AGENTS", 2 * block.shared["population"])  # groups of 2, 2, 1
-    assert run_block(block.spec(), "parts.parquet") == 5
+    assert run_job(block.spec(), "parts.parquet") == 5
     assert [pq.read_table(cell_path(cell)) for cell in block.cells()] == whole
     assert pd.read_parquet("parts.parquet").equals(pd.read_parquet("whole.parquet"))
 

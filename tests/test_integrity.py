@@ -18,10 +18,10 @@ import pytest
 from conftest import read_only, write_config
 
 from hivebench import cli, verify
-from hivebench.cells import Block, all_blocks, job_cells
+from hivebench.cells import Block, Job, all_jobs, job_cells
 from hivebench.config import validate
-from hivebench.damage import block_damage, job_record, study_damage
-from hivebench.engine.jobs import run_block
+from hivebench.damage import job_damage, job_record, study_damage
+from hivebench.engine.jobs import run_job
 from hivebench.ids import canonical_json, digest
 from hivebench.paths import cell_path, side_path
 from hivebench.status import lock_note, status
@@ -39,7 +39,7 @@ from hivebench.store import (
 from hivebench.verify import deep_damage
 
 
-def job_command(block: Block) -> list[str]:
+def job_command(block: Job) -> list[str]:
     """The episode job of a block, as the workflow's rule runs it."""
     spec = ["--spec", canonical_json(block.spec()), "--summary", block.summary_path, "--record", block.record_path]
     return [sys.executable, "-m", "hivebench", "episodes", *spec]
@@ -48,11 +48,11 @@ def job_command(block: Block) -> list[str]:
 @pytest.fixture
 def blocks(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    return all_blocks(validate(config, "test"), tmp_path)["tiny"]
+    return all_jobs(validate(config, "test"), tmp_path)["tiny"]
 
 
 def run(block):
-    return run_block(block.spec(), block.summary_path)
+    return run_job(block.spec(), block.summary_path)
 
 
 def keep_time(path: Path, change) -> None:
@@ -100,7 +100,7 @@ def test_a_killed_job_is_reported_and_its_rerun_completes(config, tmp_path, monk
     config["tasks"]["cycle"]["steps"] = 400
     config["studies"]["tiny"]["populations"] = [3001]
     config["methods"]["random"]["seeds_per_job"] = 10
-    block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
+    block = all_jobs(validate(config, "test"), tmp_path)["tiny"][0]
     command = job_command(block)
     job = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.DEVNULL)
     first = tmp_path / cell_path(next(block.cells()))
@@ -142,26 +142,26 @@ def test_an_unwritable_cell_folder_is_one_line_naming_the_path(blocks, tmp_path)
 
 def test_damage_is_judged_from_times_and_framing(blocks):
     block = blocks[0]
-    assert block_damage(block) == {}  # not run: nothing to judge
+    assert job_damage(block) == {}  # not run: nothing to judge
     run(block)
-    assert block_damage(block) == {}
+    assert job_damage(block) == {}
     cells = [Path(cell_path(cell)) for cell in block.cells()]
     cells[0].write_bytes(cells[0].read_bytes()[:100])  # truncated
     keep_time(cells[1], lambda p: p.write_bytes(b"garbage, same old time"))
     cells[2].unlink()
     time.sleep(0.01)
     cells[3].touch()  # changed after the job: even if whole, it is not what the job wrote
-    assert block_damage(block) == {
+    assert job_damage(block) == {
         str(cells[0]): "changed after its job finished",
         str(cells[1]): "not a whole Parquet file",
         str(cells[2]): "missing",
         str(cells[3]): "changed after its job finished",
     }
     keep_time(Path(block.summary_path), lambda p: p.write_bytes(b"PAR1 but cut"))
-    assert block_damage(block)[block.summary_path] == "not a whole Parquet file"
+    assert job_damage(block)[block.summary_path] == "not a whole Parquet file"
     assert list(study_damage("tiny", blocks)) == [block.summary_path] and Path(block.summary_path).exists()
     assert run(block) == 3  # the damaged cells; the touched one reads back whole with its hash and is kept
-    assert block_damage(block) == {}
+    assert job_damage(block) == {}
 
 
 def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
@@ -169,7 +169,7 @@ def test_damage_inside_a_whole_file_is_found_by_reading_it_back(blocks):
     run(block)
     cell = Path(cell_path(next(block.cells())))
     keep_time(cell, damage_a_page)
-    assert block_damage(block) == {} and pq.read_schema(cell).metadata  # invisible to the quick check
+    assert job_damage(block) == {} and pq.read_schema(cell).metadata  # invisible to the quick check
     assert deep_damage(block) == {str(cell): "does not read back whole"}
     assert run(block) == 1 and deep_damage(block) == {}
 
@@ -193,15 +193,15 @@ def test_status_says_when_a_killed_run_left_the_directory_locked(tmp_path, monke
 def test_seeds_the_config_has_just_added_are_pending_not_missing(config, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     config["studies"]["tiny"]["seeds"] = 3
-    block = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
+    block = all_jobs(validate(config, "test"), tmp_path)["tiny"][0]
     command = job_command(block)
     subprocess.run(command, check=True, capture_output=True)
     assert json.loads(Path(block.record_path).read_text())["seeds"] == [0, 1, 2]
     config["studies"]["tiny"]["seeds"] = 5  # the same aligned block of five seeds, grown
-    grown = all_blocks(validate(config, "test"), tmp_path)["tiny"][0]
-    assert grown.summary_path == block.summary_path and block_damage(grown) == {}
+    grown = all_jobs(validate(config, "test"), tmp_path)["tiny"][0]
+    assert grown.summary_path == block.summary_path and job_damage(grown) == {}
     Path(cell_path(next(grown.cells()))).unlink()
-    assert block_damage(grown) == {cell_path(next(grown.cells())): "missing"}
+    assert job_damage(grown) == {cell_path(next(grown.cells())): "missing"}
     rows = status({"tiny": [grown]}, {}).rows[0]
     assert (rows["done"], rows["damaged"], rows["pending"]) == (2, 1, 2)
 
@@ -245,7 +245,7 @@ def test_a_changed_summary_in_a_footer_is_found_and_its_cell_redone(blocks, copy
     cell = Path(cell_path(next(block.cells())))
     right = pq.read_table(block.summary_path).column("proximity")[0].as_py()
     keep_time(cell, lambda p: change_summary(p, copy))
-    assert block_damage(block) == {}  # file times and framing intact
+    assert job_damage(block) == {}  # file times and framing intact
     assert deep_damage(block) == {str(cell): problem}
     assert run(block) == 1  # not kept
     assert pq.read_table(block.summary_path).column("proximity")[0].as_py() == right and deep_damage(block) == {}
@@ -288,21 +288,20 @@ def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_r
     run(block)
     first, second = (Path(cell_path(cell)) for cell in list(block.cells())[:2])
     keep_time(second, lambda p: p.write_bytes(first.read_bytes()))
-    assert block_damage(block) == {}  # no record: the quick check cannot tell it from a cell the config changed
+    assert job_damage(block) == {}  # no record: the quick check cannot tell it from a cell the config changed
     write_json({"state": "done", **job_cells(block.spec())}, block.record_path)
-    assert block_damage(block) == {str(second): "holds another cell (its footer lacks the cell's hash)"}
+    assert job_damage(block) == {str(second): "holds another cell (its footer lacks the cell's hash)"}
     # A parameter change keeps the path, and the spec differs: the cells are stale (pending), not damage.
-    changed = Block(
-        {**block.shared, "task": {**block.shared["task"], "version": "changed"}}, block.seeds, block.first, block.last
-    )
-    assert changed.summary_path == block.summary_path and block_damage(changed) == {}
+    shared = {**block.shared, "task": {**block.shared["task"], "version": "changed"}}
+    changed = Job((Block(shared, block.seeds, block.first, block.last),))
+    assert changed.summary_path == block.summary_path and job_damage(changed) == {}
 
 
 def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
     from test_agentsnet import study as agentsnet_study
 
     monkeypatch.chdir(tmp_path)
-    block = agentsnet_study(rounds=2, populations=[8], seeds=2)[0]
+    block = Job((agentsnet_study(rounds=2, populations=[8], seeds=2)[0],))
     run(block)
     first, second = (cell_path(cell) for cell in block.cells())
     keep_time(
@@ -328,7 +327,7 @@ def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):
 
     keep_time(cell, rename)
     assert pq.read_table(cell).column_names[0] == name[0].swapcase() + name[1:]  # read back renamed
-    assert block_damage(block) == {}  # file times and framing intact
+    assert job_damage(block) == {}  # file times and framing intact
     problem = "its metadata (cell, summary, side-table hashes, columns) does not match its seal"
     assert read_cell(cell, digest(next(block.cells()))) == (None, {str(cell): problem})
     assert deep_damage(block) == {str(cell): problem}
@@ -358,7 +357,7 @@ def test_a_malformed_job_record_is_as_good_as_none(blocks, record):
     if isinstance(record, dict) and "hashes" in record and "seeds" in record:
         record["spec"] = digest(block.spec())
     write_json(record, block.record_path)
-    assert block_damage(block) == {}
+    assert job_damage(block) == {}
     assert status({"tiny": [block]}, {}).rows[0]["done"] == 5
     assert job_record(block) == {}
 
@@ -387,7 +386,7 @@ def test_verify_keeps_no_damage_of_files_a_job_wrote_again_while_it_read_them(
 
     monkeypatch.setattr(verify, "deep_damage", read_while_the_job_reruns)
     assert verify_main(tmp_path, config) == 1
-    assert block_damage(block) == {} and "damage" not in job_record(block)  # the rerun's files are whole
+    assert job_damage(block) == {} and "damage" not in job_record(block)  # the rerun's files are whole
     assert f"{block.summary_path}: written again while verify read it: not judged" in capsys.readouterr().out
     monkeypatch.setattr(verify, "deep_damage", read)
     assert verify_main(tmp_path, config) == 0

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.conformance import differences
 from hivebench.engine.loop import play, play_block
@@ -37,7 +37,7 @@ def block(tmp_path: Path, suite: str, method: dict[str, Any], seeds: int) -> lis
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": seeds}},
     }
     source = str(tmp_path / "config.yaml")
-    (blocks,) = [expand_blocks(validate(config, source), source)["s"]]
+    (blocks,) = [all_blocks(validate(config, source), Path(source).parent)["s"]]
     assert len(blocks) == 1
     return list(blocks[0].cells())
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play, play_block
 
@@ -43,7 +44,7 @@ def test_classical_trajectories_are_unchanged_by_the_engine(method, n, lockstep)
         "methods": {method: {"kind": method}},
         "studies": {"s": {"tasks": ["cycle"], "methods": [method], "populations": [n], "seeds": 10}},
     }
-    block = expand_blocks(validate(config, "golden.yaml"), "golden.yaml")["s"][0]
+    block = all_blocks(validate(config, "golden.yaml"), Path("golden.yaml").parent)["s"][0]
     cells = list(block.cells())
     records = play_block(cells) if lockstep else [play(cell) for cell in cells]
     colours = [record.agents["color"].tolist() for record in records]

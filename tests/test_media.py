@@ -5,13 +5,14 @@ counts reach the summary without touching the medium it wraps."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine import media
 from hivebench.engine.block import Block, Graph, GraphBlock, csr
@@ -238,7 +239,7 @@ def blocks(suite: str) -> list[list[dict]]:
         "methods": methods,
         "studies": {"s": {"tasks": list(tasks), "methods": list(methods), "populations": [8], "seeds": 3}},
     }
-    return [list(block.cells()) for block in expand_blocks(validate(config, "media.yaml"), "media.yaml")["s"]]
+    return [list(block.cells()) for block in all_blocks(validate(config, "media.yaml"), Path("media.yaml").parent)["s"]]
 
 
 @pytest.mark.parametrize("suite", list(TASKS))

@@ -18,7 +18,7 @@ from test_scripted import lines, only_cell
 from hivebench.agents.llm import estimate
 from hivebench.agents.llm.agent import ReferenceChats
 from hivebench.agents.llm.estimate import episode_estimate
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.models import ChatRequest, Sampling
@@ -379,7 +379,7 @@ def reference_block(tmp_path: Path, task: dict) -> dict[str, Any]:
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
     }
     source = str(tmp_path / "c.yaml")
-    return expand_blocks(validate(config, source), source)["s"][0].shared
+    return all_blocks(validate(config, source), Path(source).parent)["s"][0].shared
 
 
 @pytest.mark.parametrize("task", [AGENTSNET, SWARMBENCH])

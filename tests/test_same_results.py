@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hivebench.agents.llm.estimate import episode_estimate
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play_block
 from hivebench.engine.writer import write_episode
@@ -164,7 +164,7 @@ def prompt_hasher(hasher: hashlib._Hash):
 def test_a_sample_of_cells_writes_the_same_files_and_prompts_as_before(suite, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     source = str(tmp_path / "config.yaml")
-    blocks = expand_blocks(validate(suite_config(suite, tmp_path), source), source)[suite]
+    blocks = all_blocks(validate(suite_config(suite, tmp_path), source), Path(source).parent)[suite]
     identities = {"llm": hashlib.sha256(), "other": hashlib.sha256()}
     tables, prompts, cells = hashlib.sha256(), hashlib.sha256(), 0
     for block in blocks:

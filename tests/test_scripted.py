@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play
 from hivebench.models import BackendError
@@ -22,7 +22,7 @@ def only_cell(tmp_path: Path, task: dict, method: dict, population: int) -> dict
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": 1}},
     }
     source = str(tmp_path / "config.yaml")
-    return next(expand_blocks(validate(config, source), source)["s"][0].cells())
+    return next(all_blocks(validate(config, source), Path(source).parent)["s"][0].cells())
 
 
 def lines(path: Path, values: list) -> str:

@@ -9,6 +9,7 @@ import json
 import statistics
 from fractions import Fraction
 from itertools import product
+from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -19,7 +20,7 @@ from test_scripted import lines, only_cell
 from test_silobench_oracle import stated_answers
 from test_workflow import snakemake
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play, play_block
 from hivebench.suites.silobench.catalogue import TASKS, selected
@@ -51,7 +52,7 @@ def played(
     """(cell, record) of every cell of a one-task study, each block played in lockstep."""
     config = validate(study(task, populations, method, seeds), "x.yaml")
     out = []
-    for block in expand_blocks(config, "x.yaml")["s"]:
+    for block in all_blocks(config, Path("x.yaml").parent)["s"]:
         cells = list(block.cells())
         out += list(zip(cells, play_block(cells)))
     return out

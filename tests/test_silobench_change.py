@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +15,7 @@ import pytest
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import make_policy, make_task, play_block, run
 
@@ -35,7 +36,7 @@ def played(kind: str, change_at: int, seeds: int = 3):
         "methods": {"m": {"kind": kind}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": seeds}},
     }
-    (block,) = expand_blocks(validate(config, "test"), "test")["s"]
+    (block,) = all_blocks(validate(config, "test"), Path("test").parent)["s"]
     cells = list(block.cells())
     task = make_task(cells[0])
     task.reset([cell["seed"] for cell in cells])
@@ -105,7 +106,7 @@ def test_without_a_change_the_talking_controls_write_what_they_wrote_before(kind
         "studies": {"s": {"tasks": ["silo"], "methods": ["m"], "populations": [8], "seeds": 2}},
     }
     digest = hashlib.sha256()
-    for block in expand_blocks(validate(config, "pin"), "pin")["s"]:
+    for block in all_blocks(validate(config, "pin"), Path("pin").parent)["s"]:
         for record in play_block(list(block.cells())):
             for name, table in [("agents", record.agents), *sorted(record.tables.items())]:
                 digest.update(name.encode())

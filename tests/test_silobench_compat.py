@@ -5,13 +5,15 @@ by calls; and partial credit that an answer of the wrong size cannot take to 1."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 from test_scripted import lines, only_cell
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.jobs import summary_row
 from hivebench.engine.loop import play, play_block
@@ -63,7 +65,9 @@ def cells(task: dict, method: str = "distributed", population: int = 4) -> list[
         "methods": {"m": {"kind": method}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": 1}},
     }
-    return [cell for block in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for cell in block.cells()]
+    return [
+        cell for block in all_blocks(validate(config, "x.yaml"), Path("x.yaml").parent)["s"] for cell in block.cells()
+    ]
 
 
 def test_compat_reference_sets_every_difference_that_acts_and_hivebench_keeps_the_cells_identity():
@@ -205,7 +209,7 @@ def played(task: dict, n: int, method: str = "distributed") -> list:
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [n], "seeds": 1}},
     }
     out = []
-    for block in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"]:
+    for block in all_blocks(validate(config, "x.yaml"), Path("x.yaml").parent)["s"]:
         group = list(block.cells())
         out += list(zip(group, play_block(group)))
     return out
@@ -290,7 +294,7 @@ def test_the_report_keeps_each_behaviour_apart_and_labels_the_papers_rows_refere
         "studies": {"s": {"tasks": list(tasks), "methods": ["m"], "populations": [4], "seeds": 2}},
     }
     rows = []
-    for block in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"]:
+    for block in all_blocks(validate(config, "x.yaml"), Path("x.yaml").parent)["s"]:
         group = list(block.cells())
         rows += [summary_row(c, digest(c), r.summary) for c, r in zip(group, play_block(group))]
     published = {"levels": {"provenance": "p", "rows": {"Paper": {"overall": [36.9]}}}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
@@ -106,10 +107,10 @@ def summaries(method: str, task: str) -> tuple[MappingProxyType, ...]:
         {"kind": "swarmbench", "task": task, "rounds": 100 if task == "transport" else 60}, 16, {"kind": method}
     )
     config["studies"]["s"]["seeds"] = 8
-    from hivebench.cells import expand_blocks
+    from hivebench.cells import all_blocks
     from hivebench.engine.loop import play_block
 
-    cells = [c for b in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"] for c in b.cells()]
+    cells = [c for b in all_blocks(validate(config, "x.yaml"), Path("x.yaml").parent)["s"] for c in b.cells()]
     return tuple(MappingProxyType(r.summary) for r in play_block(cells))
 
 

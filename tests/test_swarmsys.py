@@ -16,7 +16,7 @@ import pytest
 
 from hivebench.agents.swarmsys.agent import SwarmSys
 from hivebench.agents.swarmsys.matching import compatibility, embed, exploration, join_probability
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.models import ChatResult, Usage
@@ -41,7 +41,9 @@ SCRIPTED = {"backend": "scripted", "model": "unused.jsonl", "subevents": 1}
 
 def cells_of(config: dict[str, Any], tmp_path: Path) -> list[dict[str, Any]]:
     (tmp_path / "unused.jsonl").write_text('"{}"\n')
-    (block,) = expand_blocks(validate(config, str(tmp_path / "config.yaml")), str(tmp_path / "config.yaml"))["s"]
+    (block,) = all_blocks(validate(config, str(tmp_path / "config.yaml")), Path(str(tmp_path / "config.yaml")).parent)[
+        "s"
+    ]
     return list(block.cells())
 
 
@@ -224,7 +226,7 @@ def test_settings_it_cannot_run_are_config_errors(tmp_path, task, n, error):
     (tmp_path / "unused.jsonl").write_text('"{}"\n')
     with pytest.raises(ConfigError, match=re.escape(error)):
         source = str(tmp_path / "config.yaml")
-        expand_blocks(validate(study(SCRIPTED, task, n=n), source), source)
+        all_blocks(validate(study(SCRIPTED, task, n=n), source), Path(source).parent)
 
 
 def test_smollm2_plays_every_role_of_a_small_cell_through_its_response_cache(smollm2, tmp_path, monkeypatch):

@@ -24,7 +24,7 @@ from hivebench.agents.waggle.controller import Controller
 from hivebench.agents.waggle.ladder import RUNGS
 from hivebench.agents.waggle.prompt import record_schema
 from hivebench.agents.waggle.records import COMPASS
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.models import ChatResult, Usage
@@ -44,7 +44,7 @@ def block_of(method: dict[str, Any], task: dict[str, Any], n: int = 4, seeds: in
         "methods": {"w": {"kind": "waggle", **method}},
         "studies": {"s": {"tasks": ["t"], "methods": ["w"], "populations": [n], "seeds": seeds}},
     }
-    (block,) = expand_blocks(validate(config, "test"), "test")["s"]
+    (block,) = all_blocks(validate(config, "test"), Path("test").parent)["s"]
     return block
 
 

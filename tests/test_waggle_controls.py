@@ -4,10 +4,12 @@ suite without a Waggle adapter and for Silo-Bench off p2p ports."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine import conformance
 from hivebench.engine.loop import play_block
@@ -91,7 +93,7 @@ def silo_records(kind: str, n: int = 8, seeds: int = 3, task: dict | None = None
         "methods": {"m": {"kind": kind}},
         "studies": {"s": {"tasks": ["silo"], "methods": ["m"], "populations": [n], "seeds": seeds}},
     }
-    blocks = expand_blocks(validate(config, "silo.yaml"), "silo.yaml")["s"]
+    blocks = all_blocks(validate(config, "silo.yaml"), Path("silo.yaml").parent)["s"]
     return [record for block in blocks for record in play_block(list(block.cells()))]
 
 
@@ -139,7 +141,7 @@ def net_records(kind: str, problem: str) -> list:
         "methods": {"m": {"kind": kind}},
         "studies": {"s": {"tasks": ["net"], "methods": ["m"], "populations": [8], "seeds": 3}},
     }
-    blocks = expand_blocks(validate(config, "net.yaml"), "net.yaml")["s"]
+    blocks = all_blocks(validate(config, "net.yaml"), Path("net.yaml").parent)["s"]
     return [record for block in blocks for record in play_block(list(block.cells()))]
 
 

@@ -6,13 +6,15 @@ newer trace of the same writer reaches the same receiver first)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
 from hivebench.agents.waggle.report import intervention_table
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play_block
 
@@ -28,7 +30,7 @@ def records(kind: str, relocate_at: int | None = AT, seeds: int = 3):
         "methods": {"m": {"kind": kind}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": seeds}},
     }
-    (block,) = expand_blocks(validate(config, "test"), "test")["s"]
+    (block,) = all_blocks(validate(config, "test"), Path("test").parent)["s"]
     return play_block(list(block.cells()))
 
 

@@ -7,6 +7,7 @@ breaks: an agent's index in its proposal, or a draw that is not carried."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 
 from hivebench.agents.waggle.scripted import ScriptedController
 from hivebench.agents.waggle.view import PARTS, forbidden_keys
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine import conformance
 from hivebench.engine.loop import play_block
@@ -43,7 +44,7 @@ def one_cell(task: dict[str, Any], seed: int = 3) -> list[dict[str, Any]]:
         "methods": {"m": {"kind": "fixedswarm"}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [N], "seeds": [seed]}},
     }
-    return list(expand_blocks(validate(config, "relabel.yaml"), "relabel.yaml")["s"][0].cells())
+    return list(all_blocks(validate(config, "relabel.yaml"), Path("relabel.yaml").parent)["s"][0].cells())
 
 
 def label(task: dict[str, Any]) -> str:

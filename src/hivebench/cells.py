@@ -25,6 +25,7 @@ from hivebench.config import (
     replicate_entries,
     resolved_task_params,
     task_sizes,
+    tasks_per_job,
 )
 from hivebench.ids import canonical_json, digest
 from hivebench.paths import BLOCK_RECORD, BLOCK_SUMMARY, path_fields
@@ -35,34 +36,88 @@ CELL_FORMAT = 1
 
 @dataclass(frozen=True)
 class Block:
-    """The cells of one job: everything but the seed is shared."""
+    """The cells of one (study, task, method, replicate, population) in one aligned seed range:
+    everything but the seed is shared."""
 
-    shared: dict[str, Any]  # study, suite, task, method, population, format
+    shared: dict[str, Any]  # study, suite, task, method, population, format (and replicate)
     seeds: tuple[int, ...]
     first: int  # the aligned seed range this block covers
     last: int
 
-    @property
-    def summary_path(self) -> str:
-        return BLOCK_SUMMARY.format(**path_fields(self.shared), first=self.first, last=self.last)
-
-    @property
-    def record_path(self) -> str:
-        return BLOCK_RECORD.format(**path_fields(self.shared), first=self.first, last=self.last)
-
     def spec(self) -> dict[str, Any]:
-        """What the episode job receives (and Snakemake compares as params)."""
         return {**self.shared, "seeds": list(self.seeds)}
 
     def cells(self) -> Iterator[dict[str, Any]]:
         return (make_cell(self.shared, seed) for seed in self.seeds)
 
 
+@dataclass(frozen=True)
+class Job:
+    """One Snakemake job (one process): one block, or the blocks of several of a study's tasks that
+    share the rest (suite, method, replicate, population, seed range), played one after another so
+    that a job's start-up (Snakemake's, the imports) is paid once for them all (`tasks_per_job`)."""
+
+    blocks: tuple[Block, ...]
+
+    @property
+    def shared(self) -> dict[str, Any]:
+        """The first block's shared part: every key but the task is the job's."""
+        return self.blocks[0].shared
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        return self.blocks[0].seeds
+
+    @property
+    def first(self) -> int:
+        return self.blocks[0].first
+
+    @property
+    def last(self) -> int:
+        return self.blocks[0].last
+
+    @property
+    def task_folder(self) -> str:
+        """The task part of the job's paths: its task, or its first and last tasks (`a..b`)."""
+        names = [block.shared["task"]["name"] for block in self.blocks]
+        return names[0] if len(names) == 1 else f"{names[0]}..{names[-1]}"
+
+    def _path(self, pattern: str) -> str:
+        fields = {**path_fields(self.shared), "task": self.task_folder}
+        return pattern.format(**fields, first=self.first, last=self.last)
+
+    @property
+    def summary_path(self) -> str:
+        return self._path(BLOCK_SUMMARY)
+
+    @property
+    def record_path(self) -> str:
+        return self._path(BLOCK_RECORD)
+
+    def spec(self) -> dict[str, Any]:
+        """What the episode job receives (and Snakemake compares as params): a block's spec, or
+        {"blocks": [...]} for several."""
+        if len(self.blocks) == 1:
+            return self.blocks[0].spec()
+        return {"blocks": [block.spec() for block in self.blocks]}
+
+    def cells(self) -> Iterator[dict[str, Any]]:
+        return (cell for block in self.blocks for cell in block.cells())
+
+
+def block_specs(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The block specs a job's spec holds."""
+    return spec["blocks"] if "blocks" in spec else [spec]
+
+
 def job_cells(spec: dict[str, Any]) -> dict[str, Any]:
-    """What a job's record keeps of the cells it ran: the spec's hash, and each seed's cell hash
-    (`damage.block_damage` checks each cell file holds its own)."""
-    shared, seeds = split_spec(spec)
-    return {"seeds": seeds, "spec": digest(spec), "hashes": [digest(make_cell(shared, seed)) for seed in seeds]}
+    """What a job's record keeps of the cells it ran: its seeds (every block's), the spec's hash, and
+    each cell's hash in the job's order (`damage.job_damage` checks each cell file holds its own)."""
+    hashes = []
+    for block in block_specs(spec):
+        shared, seeds = split_spec(block)
+        hashes += [digest(make_cell(shared, seed)) for seed in seeds]
+    return {"seeds": seeds, "spec": digest(spec), "hashes": hashes}
 
 
 # A job's cells travel on its command line (Snakemake runs `bash -c "<command>"`), and Linux takes at
@@ -70,28 +125,31 @@ def job_cells(spec: dict[str, Any]) -> dict[str, Any]:
 MAX_SPEC_CHARS = 100_000
 
 
-def oversized_jobs(blocks: dict[str, list[Block]]) -> Iterator[str]:
+def oversized_jobs(jobs: dict[str, list[Job]]) -> Iterator[str]:
     """A problem for each (study, task, method) whose largest job's cells would not fit on a command
-    line: too many seeds per job, or parameters that are long by themselves (an inline edge list,
-    initial notes)."""
-    largest: dict[tuple[str, str, str], tuple[int, Block]] = {}
+    line: too many seeds or tasks per job, or parameters that are long by themselves (an inline edge
+    list, initial notes)."""
+    largest: dict[tuple[str, str, str], tuple[int, Job]] = {}
     shared_chars: dict[int, int] = {}
-    for study, study_blocks in blocks.items():
-        for block in study_blocks:
-            if id(block.shared) not in shared_chars:  # one shared part per population: measure it once
-                # as the command line carries it: shell-quoted, in UTF-8 bytes
-                shared_chars[id(block.shared)] = len(shlex.quote(canonical_json(block.shared)).encode())
-            # At most this many characters of seeds: each as long as the block's last, and a comma.
-            chars = shared_chars[id(block.shared)] + len(block.seeds) * (len(str(block.last)) + 1) + 12
-            key = (study, block.shared["task"]["name"], block.shared["method"]["name"])
-            if chars > largest.get(key, (0, block))[0]:
-                largest[key] = (chars, block)
-    for (study, task, method), (chars, block) in largest.items():
+    for study, study_jobs in jobs.items():
+        for job in study_jobs:
+            chars = 12
+            for block in job.blocks:
+                if id(block.shared) not in shared_chars:  # one shared part per population: measure it once
+                    # as the command line carries it: shell-quoted, in UTF-8 bytes
+                    shared_chars[id(block.shared)] = len(shlex.quote(canonical_json(block.shared)).encode())
+                # At most this many characters of seeds: each as long as the block's last, and a comma.
+                chars += shared_chars[id(block.shared)] + len(block.seeds) * (len(str(block.last)) + 1) + 12
+            key = (study, job.task_folder, job.shared["method"]["name"])
+            if chars > largest.get(key, (0, job))[0]:
+                largest[key] = (chars, job)
+    for (study, task, method), (chars, job) in largest.items():
         if chars > MAX_SPEC_CHARS:
             yield (
                 f"studies.{study}: a job of task {task!r} and method {method!r} would carry {chars:,} characters "
-                f"of cells on its command line ({len(block.seeds)} seeds; the limit is {MAX_SPEC_CHARS:,}): "
-                f"lower methods.{method}.seeds_per_job, or shorten what the task and method inline (edge lists, notes)"
+                f"of cells on its command line ({len(job.blocks)} tasks, {len(job.seeds)} seeds; the limit is "
+                f"{MAX_SPEC_CHARS:,}): lower methods.{method}.seeds_per_job or tasks_per_job, or shorten what "
+                "the task and method inline (edge lists, notes)"
             )
 
 
@@ -195,15 +253,36 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
     return blocks
 
 
+def study_jobs(config: Config, blocks: list[Block]) -> list[Job]:
+    """A study's blocks gathered into jobs: those that differ only in their task, up to the method's
+    `tasks_per_job` (in the study's task order), each job where its first block was."""
+    gathered: dict[tuple[Any, ...], list[list[Block]]] = {}
+    for block in blocks:
+        shared = block.shared
+        method = shared["method"]["name"]
+        key = (shared["suite"], method, shared.get("replicate"), shared["population"], block.first)
+        runs = gathered.setdefault(key, [[]])
+        if len(runs[-1]) == tasks_per_job(config["methods"][method], shared["suite"]):
+            runs.append([])
+        runs[-1].append(block)
+    jobs = [Job(tuple(run)) for runs in gathered.values() for run in runs]
+    order = {id(block): i for i, block in enumerate(blocks)}
+    return sorted(jobs, key=lambda job: order[id(job.blocks[0])])
+
+
 def all_blocks(config: Config, base: Path) -> dict[str, list[Block]]:
     return {name: study_blocks(config, name, base) for name in config["studies"]}
 
 
-def expand_blocks(config: Config, source: str) -> dict[str, list[Block]]:
-    """Every study's job blocks of a validated config read from `source`; ConfigError naming the
-    source for a job too large to start."""
-    blocks = all_blocks(config, Path(source).parent)
-    problems = list(oversized_jobs(blocks))
+def all_jobs(config: Config, base: Path) -> dict[str, list[Job]]:
+    return {name: study_jobs(config, blocks) for name, blocks in all_blocks(config, base).items()}
+
+
+def expand_jobs(config: Config, source: str) -> dict[str, list[Job]]:
+    """Every study's jobs of a validated config read from `source`; ConfigError naming the source for
+    a job too large to start."""
+    jobs = all_jobs(config, Path(source).parent)
+    problems = list(oversized_jobs(jobs))
     if problems:
         raise ConfigError(source, problems)
-    return blocks
+    return jobs

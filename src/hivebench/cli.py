@@ -27,10 +27,10 @@ DEFAULT_ANCHORS = "config/anchors.yaml"
 
 
 def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-    from hivebench.cells import expand_blocks
+    from hivebench.cells import expand_jobs
 
     config = load(args.config)
-    blocks = expand_blocks(config, args.config)
+    blocks = expand_jobs(config, args.config)
     if getattr(args, "study", None):
         if args.study not in blocks:
             raise ConfigError(args.config, [f"studies: no study named {args.study!r} (defined: {', '.join(blocks)})"])
@@ -41,7 +41,7 @@ def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[An
 def cmd_validate(args: argparse.Namespace) -> int:
     _, blocks = _blocks(args)
     for study, study_blocks in blocks.items():
-        cells = sum(len(b.seeds) for b in study_blocks)
+        cells = sum(len(b.seeds) * len(b.blocks) for b in study_blocks)
         print(f"{args.config}: study {study!r}: {cells} cells in {len(study_blocks)} jobs")
     print(f"{args.config}: valid")
     return 0
@@ -124,7 +124,7 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 def cmd_episodes(args: argparse.Namespace) -> int:
     from hivebench.cells import job_cells
-    from hivebench.engine.jobs import run_block
+    from hivebench.engine.jobs import run_job
     from hivebench.store import write_json
 
     spec = json.loads(args.spec)
@@ -140,15 +140,16 @@ def cmd_episodes(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     started = time.perf_counter()
     try:
-        computed = run_block(spec, args.summary)
+        computed = run_job(spec, args.summary)
     except BaseException as exc:
         record("failed", exit=exit_status(exc), error=error_line(exc), finished=_now())
         raise
-    record("done", exit=0, **job_cells(spec), computed=computed, finished=_now())
+    ran = job_cells(spec)
+    record("done", exit=0, **ran, computed=computed, finished=_now())
     seconds = time.perf_counter() - started
     print(
-        f"{args.summary}: {computed} of {len(spec['seeds'])} cells computed, "
-        f"{len(spec['seeds']) - computed} already done ({seconds:.2f} s)",
+        f"{args.summary}: {computed} of {len(ran['hashes'])} cells computed, "
+        f"{len(ran['hashes']) - computed} already done ({seconds:.2f} s)",
         file=sys.stderr,
     )
     return 0
@@ -158,7 +159,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from hivebench.estimate import estimate, table
 
     config, blocks = _blocks(args)
-    rows = estimate([block for study_blocks in blocks.values() for block in study_blocks])
+    rows = estimate([block for study_jobs in blocks.values() for job in study_jobs for block in job.blocks])
     if not rows:
         print(f"{args.config}: no LLM methods in the selected studies: no model calls")
         return 0
@@ -184,7 +185,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from hivebench.status import running_snakemake
-    from hivebench.verify import verify_block, verify_tables
+    from hivebench.verify import verify_job, verify_tables
 
     if runs := running_snakemake():
         # Its jobs write results and job records: what is read now may be half old, half new.
@@ -199,7 +200,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     found = {}  # a block summary or study table -> the damage its job redoes
     rewritten = []  # outputs their job wrote again while verify read them: not judged
     for block in finished:
-        damage, current = verify_block(block)
+        damage, current = verify_job(block)
         if not current:
             rewritten.append(block.summary_path)
         elif damage:

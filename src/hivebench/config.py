@@ -21,7 +21,7 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
-from hivebench.method import JOB_KEYS
+from hivebench.method import CLASSICAL_TASKS_PER_JOB, JOB_KEYS
 
 Config = dict[str, Any]
 
@@ -355,6 +355,41 @@ def validate(config: Config, source: str) -> Config:
     return filled
 
 
+def select_methods(config: Config, names: list[str], source: str) -> Config:
+    """A validated config cut down to some of its methods (`--config methods=a,b`: the classical
+    controls of a matrix whose model servers are not up yet): each study keeps those it lists, a
+    study left with none is dropped, and so are the contrasts and view sets that name another. The
+    cells are the same as the whole config's: a later run of the whole keeps them."""
+    unknown = [name for name in names if name not in config["methods"]]
+    if unknown:
+        raise ConfigError(
+            source, [f"--config methods: no method {name!r} (defined: {', '.join(config['methods'])})" for name in unknown]
+        )
+    kept = copy.deepcopy(config)
+    for study_name, study in config["studies"].items():
+        methods = [m for m in study["methods"] if m in names]
+        if not methods:
+            del kept["studies"][study_name]
+            continue
+        cut = kept["studies"][study_name]
+        cut["methods"] = methods
+        cut["method_seeds"] = {m: seeds for m, seeds in study.get("method_seeds", {}).items() if m in methods}
+        contrasts = study.get("contrasts", {})
+        pairs = [pair for pair in contrasts.get("pairs", []) if set(pair) <= set(methods)]
+        if pairs or contrasts.get("reference") in methods:
+            cut["contrasts"] = {**contrasts, **({"pairs": pairs} if "pairs" in contrasts else {})}
+        else:
+            cut.pop("contrasts", None)
+    kept["viewsets"] = {
+        name: viewset
+        for name, viewset in config["viewsets"].items()
+        if viewset["study"] in kept["studies"] and {viewset["method"], *viewset["controllers"]} <= set(names)
+    }
+    if not kept["studies"]:
+        raise ConfigError(source, [f"--config methods: no study runs any of {', '.join(names)}"])
+    return kept
+
+
 def load(path: str | Path) -> Config:
     """Read a YAML configuration file and validate it."""
     raw = read_yaml(path)
@@ -516,6 +551,16 @@ def method_entry(method: dict[str, Any]) -> dict[str, Any]:
     """A method's config entry as its hooks read it: without the keys that only size and place its
     jobs, nor its replicates (`replicate_entries`)."""
     return {k: v for k, v in method.items() if k not in (*JOB_KEYS, "replicates")}
+
+
+def tasks_per_job(method: dict[str, Any], suite: str) -> int:
+    """How many of a study's tasks one job of `method` plays (cells.study_jobs): its `tasks_per_job`,
+    else one where it calls models and CLASSICAL_TASKS_PER_JOB where it does not."""
+    from hivebench.registry import METHODS
+
+    if "tasks_per_job" in method:
+        return method["tasks_per_job"]
+    return 1 if METHODS[method["kind"]].impl(suite).calls_models else CLASSICAL_TASKS_PER_JOB
 
 
 def replicate_entries(method: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:

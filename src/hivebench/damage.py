@@ -18,7 +18,7 @@ from hivebench.ids import digest
 from hivebench.paths import TABLES_RECORD, cell_files, study_tables
 
 if TYPE_CHECKING:
-    from hivebench.cells import Block
+    from hivebench.cells import Job
 
 # The types of what a job record holds (`hivebench episodes` and `hivebench verify` write them).
 RECORD_TYPES: dict[str, type] = {
@@ -33,7 +33,7 @@ RECORD_TYPES: dict[str, type] = {
 
 
 def well_formed_record(record: Any) -> bool:
-    """Whether a job record read from JSON holds what `block_damage` and `hivebench status` use with
+    """Whether a job record read from JSON holds what `job_damage` and `hivebench status` use with
     the types they use it as: seeds a list of integers, hashes a list of strings, damage {path: text}."""
 
     def all_of(kind: type, values: Any) -> bool:
@@ -55,45 +55,46 @@ def well_formed_record(record: Any) -> bool:
     )
 
 
-def job_record(block: Block) -> dict[str, Any]:
-    """The record of a block's last job run ({} when none, unreadable, or malformed: a record
+def job_record(job: Job) -> dict[str, Any]:
+    """The record of a job's last run ({} when none, unreadable, or malformed: a record
     edited by hand is as good as none, rather than an error in every Snakemake run)."""
     try:
-        record = json.loads(Path(block.record_path).read_text(encoding="utf-8"))
+        record = json.loads(Path(job.record_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return record if well_formed_record(record) else {}
 
 
-def block_damage(block: Block) -> dict[str, str]:
-    """What cannot be trusted of a block's finished output, as {path: what is wrong}: a cell
-    file missing, changed after the job wrote the block summary, not a whole Parquet file, or
+def job_damage(job: Job) -> dict[str, str]:
+    """What cannot be trusted of a job's finished output, as {path: what is wrong}: a cell
+    file missing, changed after the job wrote its summary, not a whole Parquet file, or
     holding another cell (its footer lacks the hash the job wrote), such a summary, and damage
     `hivebench verify` recorded since the summary was written. Judged from file times, Parquet's
     framing bytes and footers read as bytes (no file is parsed), so Snakemake can ask it on every
-    run; {} for a block that has not run (no summary)."""
+    run; {} for a job that has not run (no summary)."""
     try:
-        written = os.stat(block.summary_path).st_mtime_ns
+        written = os.stat(job.summary_path).st_mtime_ns
     except OSError:  # not there (or its folder is not a folder): the job has not finished
         return {}
-    record = job_record(block)
+    record = job_record(job)
     # found by `hivebench verify` in this very summary's output (a well-formed record's is {path: text})
     found = dict(record.get("damage", {})) if record.get("damage_summary_mtime_ns") == written else {}
-    if block.summary_path not in found and parquet_problem(block.summary_path) is not None:
-        found[block.summary_path] = NOT_WHOLE
+    if job.summary_path not in found and parquet_problem(job.summary_path) is not None:
+        found[job.summary_path] = NOT_WHOLE
     done = record.get("state") == "done"
     ran = set(record.get("seeds", ())) if done else None
     # The hashes the job wrote, if it ran exactly these cells (else the config changed since: the
     # params changed, and the stale cells are not damage).
-    hashes: dict[int, str] = {}
-    if done and record.get("spec") == digest(block.spec()):
-        hashes = dict(zip(record.get("seeds", ()), record.get("hashes", ())))
-    for cell in block.cells():
+    hashes: list[str] = []  # in the job's order of cells
+    if done and record.get("spec") == digest(job.spec()):
+        hashes = record.get("hashes", [])
+    for position, cell in enumerate(job.cells()):
+        expected = hashes[position] if position < len(hashes) else None
         for index, path in enumerate(cell_files(cell)):
             if path in found:
                 continue
             # the cell's own file (first) holds its hash; side tables do not
-            problem = parquet_problem(path, hashes.get(cell["seed"]) if index == 0 else None, written)
+            problem = parquet_problem(path, expected if index == 0 else None, written)
             if problem == MISSING and ran is not None and cell["seed"] not in ran:
                 continue  # a seed the config has just added
             if problem:
@@ -101,11 +102,11 @@ def block_damage(block: Block) -> dict[str, str]:
     return found
 
 
-def study_damage(study: str, blocks: Iterable[Block]) -> dict[str, dict[str, str]]:
-    """Damage in a study's finished output, by the output whose job must redo it: a block summary
-    ({path: what is wrong} of `block_damage`), or a study table (`table_damage`). Nothing is changed
+def study_damage(study: str, jobs: Iterable[Job]) -> dict[str, dict[str, str]]:
+    """Damage in a study's finished output, by the output whose job must redo it: a job summary
+    ({path: what is wrong} of `job_damage`), or a study table (`table_damage`). Nothing is changed
     on disk."""
-    found = {block.summary_path: damage for block in blocks if (damage := block_damage(block))}
+    found = {job.summary_path: damage for job in jobs if (damage := job_damage(job))}
     return {**found, **{table: {table: problem} for table, problem in table_damage(study).items()}}
 
 

@@ -20,9 +20,12 @@ from typing import Any
 
 from hivebench.suite import load
 
-# A method's config keys that are not its parameters: its kind (stored beside them), the seeds one job
-# runs and what its jobs ask the scheduler for. A hook may drop more (MethodHooks.resolve).
-JOB_KEYS = ("kind", "seeds_per_job", "resources")
+# A method's config keys that are not its parameters: its kind (stored beside them), the seeds and
+# tasks one job runs and what its jobs ask the scheduler for. A hook may drop more (MethodHooks.resolve).
+JOB_KEYS = ("kind", "seeds_per_job", "tasks_per_job", "resources")
+# Tasks one job plays by default: a classical block takes seconds, about what a job's start-up costs,
+# so ten share one; a block that calls models takes minutes or hours, and is a job of its own.
+CLASSICAL_TASKS_PER_JOB = 10
 # What a job asks the scheduler for by default: a classical block runs for minutes.
 CLASSICAL_RESOURCES = {"runtime": 30, "mem_mb": 1000}
 

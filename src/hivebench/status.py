@@ -1,12 +1,12 @@
 """`hivebench status`: where each cell of a config stands, judged from the files on disk as Snakemake
 judges them, and what the finished LLM cells cost so far. Reads file footers and job records only.
 
-done:     the cell's file is whole (damage.block_damage: the rule Snakemake applies too) and has the cell's
+done:     the cell's file is whole (damage.job_damage: the rule Snakemake applies too) and has the cell's
           current hash;
 damaged:  its file is missing after its job finished, changed since, not a whole Parquet file, holds
           another cell, or `hivebench verify` found it damaged: the next `snakemake` run redoes it (a
           study table that is damaged is named too);
-failed:   not done, and the last run of its job block failed (the job's record: exit status and error
+failed:   not done, and the last run of its job failed (the job's record: exit status and error
           line) or was killed (the record says running, on this host, and its process is gone);
 running:  not done, and its job's record says it is running;
 pending:  the rest (never run, or stale after a parameter change).
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.cells import Block
+from hivebench.cells import Job
 from hivebench.damage import job_record, study_damage
 from hivebench.ids import digest
 from hivebench.models import token_cost
@@ -39,10 +39,10 @@ class Report:
     problems: list[str] = field(default_factory=list)  # one line per failed job and damaged file
 
 
-def job_state(block: Block) -> tuple[str | None, str]:
-    """(failed | running | None, what to tell) from the record the block's last job wrote."""
-    record = job_record(block)
-    where = f"job {block.summary_path}"
+def job_state(job: Job) -> tuple[str | None, str]:
+    """(failed | running | None, what to tell) from the record the job's last run wrote."""
+    record = job_record(job)
+    where = f"job {job.summary_path}"
     if record.get("state") == "failed":
         return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"
     if record.get("state") == "running":
@@ -64,22 +64,22 @@ def _alive(pid: Any) -> bool:
     return True
 
 
-def status(blocks: dict[str, list[Block]], prices: dict[str, dict[str, float]]) -> Report:
+def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]]) -> Report:
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0}
     )
     problems = []
-    for study, study_blocks in blocks.items():
-        found = study_damage(study, study_blocks)  # what Snakemake's next run redoes
+    for study, study_jobs in jobs.items():
+        found = study_damage(study, study_jobs)  # what Snakemake's next run redoes
         for damage in found.values():
             problems += [f"{path}: {problem} (the next snakemake run redoes it)" for path, problem in damage.items()]
-        for block in study_blocks:
-            method = block.shared["method"]
+        for job in study_jobs:
+            method = job.shared["method"]
             row = rows[(study, method["name"])]
             price = prices.get(method["params"].get("model", ""))
-            damage = found.get(block.summary_path, {})
-            state, problem = job_state(block)
-            for cell in block.cells():
+            damage = found.get(job.summary_path, {})
+            state, problem = job_state(job)
+            for cell in job.cells():
                 row["cells"] += 1
                 path = cell_path(cell)
                 if any(file in damage for file in cell_files(cell)):

@@ -1,7 +1,7 @@
 """`hivebench verify`: every finished file read back in full, for damage that leaves file times and
 Parquet's framing intact (a disk error, a byte changed in a footer, a file restored with its old
-time), which the check Snakemake makes on every run (`damage.block_damage`) cannot see. What it finds is
-recorded (in the block's job record; a study table's beside collect's log), so that `snakemake` plans
+time), which the check Snakemake makes on every run (`damage.job_damage`) cannot see. What it finds is
+recorded (in the job's record; a study table's beside collect's log), so that `snakemake` plans
 the rerun and `hivebench status` counts the damage until the rerun has written those files again;
 nothing is removed."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from hivebench.cells import Block
-from hivebench.damage import block_damage, job_record, table_damage
+from hivebench.cells import Job
+from hivebench.damage import job_damage, job_record, table_damage
 from hivebench.ids import digest
 from hivebench.paths import TABLES_RECORD, cell_files, cell_path, study_tables
 from hivebench.store import read_cell, read_verified, write_json
@@ -26,19 +26,19 @@ def mtime_ns(path: str) -> int | None:
         return None
 
 
-def deep_damage(block: Block) -> dict[str, str]:
-    """`block_damage`, plus every file of a finished block that does not read back whole (page
+def deep_damage(job: Job) -> dict[str, str]:
+    """`job_damage`, plus every file of a finished job that does not read back whole (page
     checksums), whose footer does not match its seal, that holds another cell (its hash), or that is a
     side table other than the one its cell file was written with."""
-    damage = block_damage(block)
-    if not Path(block.summary_path).exists():
+    damage = job_damage(job)
+    if not Path(job.summary_path).exists():
         return damage
-    if block.summary_path not in damage:
+    if job.summary_path not in damage:
         try:
-            read_verified(block.summary_path)
+            read_verified(job.summary_path)
         except (OSError, pa.ArrowException):
-            damage[block.summary_path] = "does not read back whole"
-    for cell in block.cells():
+            damage[job.summary_path] = "does not read back whole"
+    for cell in job.cells():
         if not any(path in damage for path in cell_files(cell)):
             damage.update(read_cell(cell_path(cell), digest(cell))[1])
     return damage
@@ -56,16 +56,16 @@ def deep_table_damage(study: str) -> dict[str, str]:
     return damage
 
 
-def verify_block(block: Block) -> tuple[dict[str, str], bool]:
-    """(`deep_damage` of a finished block, whether it holds for the block's summary now): damage is
+def verify_job(job: Job) -> tuple[dict[str, str], bool]:
+    """(`deep_damage` of a finished job, whether it holds for the job's summary now): damage is
     recorded in the job record only if the summary is the one there before its files were read (a
     job that wrote it again meanwhile wrote new files, which this read did not see)."""
-    before = mtime_ns(block.summary_path)
-    damage = deep_damage(block)
-    if before is None or mtime_ns(block.summary_path) != before:
+    before = mtime_ns(job.summary_path)
+    damage = deep_damage(job)
+    if before is None or mtime_ns(job.summary_path) != before:
         return damage, False
     if damage:
-        record_block_damage(block, damage, before)
+        record_job_damage(job, damage, before)
     return damage, True
 
 
@@ -79,12 +79,12 @@ def verify_tables(study: str) -> tuple[dict[str, str], list[str]]:
     return damage, changed
 
 
-def record_block_damage(block: Block, damage: dict[str, str], summary_mtime_ns: int) -> None:
-    """Keep what was found in the block's job record, for the summary that was there when its files
+def record_job_damage(job: Job, damage: dict[str, str], summary_mtime_ns: int) -> None:
+    """Keep what was found in the job's record, for the summary that was there when its files
     were read (`summary_mtime_ns`) only: the job's next run writes a new record (and summary)."""
-    record = job_record(block)
+    record = job_record(job)
     record.update(damage=damage, damage_summary_mtime_ns=summary_mtime_ns)
-    write_json(record, block.record_path)
+    write_json(record, job.record_path)
 
 
 def record_table_damage(study: str, damage: dict[str, str], mtimes: dict[str, int | None]) -> None:

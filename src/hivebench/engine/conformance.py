@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.loop import make_policy, make_task, play_block, run
@@ -158,8 +158,8 @@ def example_cells(
             }
         },
     }
-    blocks = expand_blocks(validate(config, source), source)["conformance"]
-    return [cell for block in blocks for cell in block.cells()]
+    jobs = expand_jobs(validate(config, source), source)["conformance"]
+    return [cell for job in jobs for cell in job.cells()]
 
 
 # Comparing records ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""A job: the cells of its block that are not on disk already, played in lockstep groups and written
-one file each, and the block summary that collecting a study reads."""
+"""A job: the cells of its blocks that are not on disk already, played in lockstep groups and written
+one file each, and the job's summary that collecting a study reads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hivebench.cells import make_cell, split_spec
+from hivebench.cells import block_specs, make_cell, split_spec
 from hivebench.config import LOCKSTEP_AGENTS
 from hivebench.engine.loop import play_block
 from hivebench.engine.writer import write_episode
@@ -21,12 +21,23 @@ def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -
     return {**table_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
 
 
-def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
-    """Run every cell of a job block that is not already on disk, whole and with the same hash.
+def run_job(spec: dict[str, Any], summary_path: str | Path) -> int:
+    """Run every cell of a job's blocks that is not already on disk, whole and with the same hash.
 
-    Each cell gets its own Parquet file next to the block summary; the block summary holds one row per
-    cell, so collecting a study never opens a trajectory. Returns how many cells were computed.
+    Each cell gets its own Parquet file; the job's summary holds one row per cell, so collecting a
+    study never opens a trajectory. Returns how many cells were computed.
     """
+    rows: list[dict[str, Any]] = []
+    computed = 0
+    for block in block_specs(spec):
+        computed += play_block_cells(block, rows)
+    write_atomic(pa.Table.from_pylist(rows), summary_path)
+    return computed
+
+
+def play_block_cells(spec: dict[str, Any], rows: list[dict[str, Any]]) -> int:
+    """Play a block's missing cells (its seeds of one task), adding each cell's summary row to
+    `rows`; how many were computed."""
     shared, seeds = split_spec(spec)
     cells = [make_cell(shared, seed) for seed in seeds]
     for cell in cells:  # what killed runs of this block left, also beside cells that are kept
@@ -40,6 +51,5 @@ def run_block(spec: dict[str, Any], summary_path: str | Path) -> int:
     for group in (missing[start : start + size] for start in range(0, len(missing), size)):
         for cell, record in zip(group, play_block(group)):
             summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)
-    rows = [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
-    write_atomic(pa.Table.from_pylist(rows), summary_path)
+    rows += [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
     return len(missing)
