@@ -363,7 +363,8 @@ def select_methods(config: Config, names: list[str], source: str) -> Config:
     unknown = [name for name in names if name not in config["methods"]]
     if unknown:
         raise ConfigError(
-            source, [f"--config methods: no method {name!r} (defined: {', '.join(config['methods'])})" for name in unknown]
+            source,
+            [f"--config methods: no method {name!r} (defined: {', '.join(config['methods'])})" for name in unknown],
         )
     kept = copy.deepcopy(config)
     for study_name, study in config["studies"].items():

@@ -59,6 +59,18 @@ def cell_path(cell: dict[str, Any]) -> str:
     return CELL_FILE.format(**path_fields(cell), seed=cell["seed"])
 
 
+def cell_path_of(row: Any) -> str:
+    """A cell's path from its row in a study's episodes table (a replicate's label in `replicate`)."""
+    replicate = row.get("replicate")
+    method = (
+        row["method"]
+        if not isinstance(replicate, str)
+        else REPLICATE_DIR.format(method=row["method"], replicate=replicate)
+    )
+    fields = {key: row[key] for key in ("study", "suite", "task", "population", "seed")}
+    return CELL_FILE.format(**fields, method=method)
+
+
 def side_path(path: str | Path, name: str) -> str:
     """Where a cell's side table `name` lies: s3.parquet -> s3.messages.parquet."""
     return str(path).removesuffix(".parquet") + f".{name}.parquet"

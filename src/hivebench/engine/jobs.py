@@ -27,11 +27,12 @@ def run_job(spec: dict[str, Any], summary_path: str | Path) -> int:
     Each cell gets its own Parquet file; the job's summary holds one row per cell, so collecting a
     study never opens a trajectory. Returns how many cells were computed.
     """
-    rows: list[dict[str, Any]] = []
-    computed = 0
+    tables, computed = [], 0
     for block in block_specs(spec):
+        rows: list[dict[str, Any]] = []
         computed += play_block_cells(block, rows)
-    write_atomic(pa.Table.from_pylist(rows), summary_path)
+        tables.append(pa.Table.from_pylist(rows))  # a table per block: tasks summarise in their own columns
+    write_atomic(pa.concat_tables(tables, promote_options="default"), summary_path)
     return computed
 
 

@@ -36,7 +36,7 @@ SECTION_FILE = "section.html"
 # telemetry and intervention across the suites: hivebench.agents.waggle.report), in this subfolder.
 WAGGLE_SECTION = "waggle"
 WAGGLE_PACKAGE = "hivebench.agents.waggle"
-WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention")
+WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention", "retention", "horizon", "effects")
 WAGGLE_FILES = tuple(f"{stem}.{suffix}" for stem in WAGGLE_TABLES for suffix in ("csv", "md", "tex"))
 
 

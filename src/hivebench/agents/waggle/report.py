@@ -11,6 +11,7 @@ import html
 import pandas as pd
 
 from hivebench.agents.waggle.ladder import RUNGS
+from hivebench.agents.waggle.matrix import effects_table, horizon_table, retention_table
 from hivebench.agents.waggle.records import MODES
 from hivebench.agents.waggle.runtime import COUNTERS
 from hivebench.report import WAGGLE_TABLES, Section
@@ -110,9 +111,13 @@ def render(section: Section) -> str:
     modes = mode_table(episodes)
     counters = counter_table(episodes)
     late = intervention_table(episodes, section.resamples, section.confidence, section.seed)
-    for frame, stem in zip((ladder, modes, counters, late), WAGGLE_TABLES):
+    bootstrap = (section.resamples, section.confidence, section.seed)
+    retention = retention_table(episodes, section.anchors, section.published, *bootstrap)
+    horizon = horizon_table(episodes, section.anchors, *bootstrap)
+    effects = effects_table(episodes, section.published, *bootstrap)
+    for frame, stem in zip((ladder, modes, counters, late, retention, horizon, effects), WAGGLE_TABLES):
         write_tables(frame, section.out, stem)
-    late_html = html_table(late) if len(late) else "<p>No episode of this study has the intervention.</p>"
+    late_html = optional(late, "No episode of this study has the intervention.")
     paper = section.published.get("ladder")
     provenance = f"<p>Beside ours: {html.escape(paper['provenance'])}.</p>" if paper else ""
 
@@ -147,4 +152,25 @@ stale-field burden: traces written before that round still held, summed over the
 per agent; post-conflict traffic: receiver-delivered frames sent from that round on, per agent. Means
 over episodes with {section.confidence:.0%} bootstrap intervals, each method's own (unpaired).</p>
 {late_html}
-{links("intervention")}"""
+{links("intervention")}
+<h3>Extrapolation: retention from the second-largest population to the largest</h3>
+<p>Each measure's mean at the two largest populations a method played (N = 64 and 128 in the
+extrapolation study) over the (task, seed) units played at both, and the second's share of the first
+with its {section.confidence:.0%} interval (replicates resampled first, then units within tasks); the
+paper's figures as its rows.</p>
+{optional(retention, "No method of this study ran at two populations.")}
+{links("retention")}
+<h3>Communication horizon</h3>
+<p>Silo-Bench success per number of rounds, over the (task, seed) units played at every horizon (the
+same instances at each), with {section.confidence:.0%} intervals; receiver-delivered messages per agent.</p>
+{optional(horizon, "No method of this study played Silo-Bench at several horizons.")}
+{links("horizon")}
+<h3>Key paired effects</h3>
+<p>The paper's key paired effects beside ours, where the study ran both methods (named as
+config/studies/waggle.yaml names them): hierarchical where a method has replicates.</p>
+{optional(effects, "The study runs none of the paper's key pairs.")}
+{links("effects")}"""
+
+
+def optional(table: pd.DataFrame, empty: str) -> str:
+    return html_table(table) if len(table) else f"<p>{html.escape(empty)}</p>"

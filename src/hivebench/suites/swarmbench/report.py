@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from hivebench import compat
 from hivebench.anchors import Anchors
-from hivebench.paths import CELL_FILE
+from hivebench.paths import cell_path_of
 from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
@@ -102,14 +102,7 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 def frames(row: pd.Series) -> pd.DataFrame:
     """One episode's map, agents, and prey or box at the start, middle and end: (frame, row, col, kind)."""
-    path = CELL_FILE.format(
-        study=row["study"],
-        suite="swarmbench",
-        task=row["task"],
-        method=row["method"],
-        population=row["population"],
-        seed=row["seed"],
-    )
+    path = cell_path_of(row)
     params = json.loads(pq.read_schema(path).metadata[CELL_KEY])["task"]["params"]  # the level's settings
     settings = compat.settings(params, DIFFERENCES)
     start = played_level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]), settings)

@@ -1,0 +1,89 @@
+"""Jobs: the blocks of several of a study's tasks played by one job (tasks_per_job), and a config cut
+down to some of its methods (`--config methods=a,b`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from hivebench.cells import all_blocks, all_jobs, job_cells
+from hivebench.config import ConfigError, select_methods, validate
+from hivebench.damage import job_damage
+from hivebench.engine.jobs import run_job
+from hivebench.ids import digest
+from hivebench.paths import cell_path
+from hivebench.store import write_json
+
+
+def silo_config(**method: object) -> dict:
+    """Three Silo-Bench tasks (one entry), the flood and an LLM method, two populations, four seeds."""
+    return {
+        "tasks": {"silo": {"kind": "silobench", "task": ["I-01", "I-02", "II-11"], "rounds": 2}},
+        "methods": {
+            "flood": {"kind": "distributed", "seeds_per_job": 2, **method},
+            "model": {"kind": "llm", "backend": "transformers", "model": "SmolLM2-135M-Instruct"},
+        },
+        "studies": {"s": {"tasks": ["silo"], "methods": ["flood", "model"], "populations": [3, 4], "seeds": 4}},
+    }
+
+
+def jobs_of(config: dict, method: str) -> list:
+    return [
+        job for job in all_jobs(validate(config, "x.yaml"), Path("."))["s"] if job.shared["method"]["name"] == method
+    ]
+
+
+def test_a_classical_method_plays_a_studys_tasks_in_one_job_and_a_model_one_task_a_job():
+    flood = jobs_of(silo_config(), "flood")
+    assert len(flood) == 2 * 2  # populations x seed ranges, each job all three tasks
+    assert all(
+        [b.shared["task"]["name"] for b in job.blocks] == ["silo.I-01", "silo.I-02", "silo.II-11"] for job in flood
+    )
+    assert flood[0].summary_path == "results/episodes/s/silobench/silo.I-01..silo.II-11/flood/n3/block0-1.parquet"
+    assert flood[0].spec() == {"blocks": [block.spec() for block in flood[0].blocks]}
+    model = jobs_of(silo_config(), "model")
+    assert len(model) == 3 * 2 and all(len(job.blocks) == 1 for job in model)  # one block: its spec as before
+    assert model[0].spec() == model[0].blocks[0].spec()
+    two = jobs_of(silo_config(tasks_per_job=2), "flood")
+    assert sorted(len(job.blocks) for job in two) == [1] * 4 + [2] * 4  # two tasks, then the third
+    # the cells are the same however many tasks a job plays
+    cells = {digest(cell) for job in flood for cell in job.cells()}
+    assert cells == {digest(cell) for job in two for cell in job.cells()}
+    blocks = all_blocks(validate(silo_config(), "x.yaml"), Path("."))["s"]
+    assert cells == {
+        digest(cell) for block in blocks if block.shared["method"]["name"] == "flood" for cell in block.cells()
+    }
+
+
+def test_a_job_of_several_tasks_writes_every_cell_and_one_summary(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    job = jobs_of(silo_config(), "flood")[0]
+    assert run_job(job.spec(), job.summary_path) == 6
+    summary = pq.read_table(job.summary_path).to_pandas()
+    assert list(summary["task"]) == ["silo.I-01"] * 2 + ["silo.I-02"] * 2 + ["silo.II-11"] * 2
+    assert list(summary["cell_hash"]) == [digest(cell) for cell in job.cells()] == job_cells(job.spec())["hashes"]
+    assert run_job(job.spec(), job.summary_path) == 0  # every cell on disk: none computed again
+    write_json({"state": "done", **job_cells(job.spec())}, job.record_path)
+    assert job_damage(job) == {}
+    last = cell_path(list(job.cells())[-1])
+    Path(last).unlink()
+    assert job_damage(job) == {last: "missing"}
+
+
+def test_a_config_cut_to_some_methods_keeps_their_cells_and_contrasts():
+    config = silo_config()
+    config["methods"]["local"] = {"kind": "local"}
+    config["studies"]["s"]["methods"] = ["flood", "model", "local"]
+    config["studies"]["s"]["contrasts"] = {"pairs": [["model", "flood"], ["local", "flood"]]}
+    config["studies"]["llm"] = {"tasks": ["silo"], "methods": ["model"], "populations": [3], "seeds": 1}
+    whole = validate(config, "x.yaml")
+    cut = select_methods(whole, ["flood", "local"], "x.yaml")
+    assert list(cut["studies"]) == ["s"] and cut["studies"]["s"]["methods"] == ["flood", "local"]
+    assert cut["studies"]["s"]["contrasts"] == {"pairs": [["local", "flood"]]}
+    kept = {digest(c) for job in all_jobs(cut, Path("."))["s"] for c in job.cells()}
+    every = {digest(c) for job in all_jobs(whole, Path("."))["s"] for c in job.cells()}
+    assert kept < every and len(kept) == 2 * 3 * 2 * 4  # methods x tasks x populations x seeds
+    with pytest.raises(ConfigError, match="--config methods: no method 'fload'"):
+        select_methods(whole, ["fload"], "x.yaml")

@@ -1,0 +1,108 @@
+"""The Waggle matrix scaled down (config/examples/waggle-small.yaml: N <= 8, two seeds, two replicates
+of the scripted controller in each learned controller's slot, every control) through the real
+workflow: every table of the matrix's report is there, with the paper's figures beside ours, and the
+replicates reach the scores and the contrasts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import REPO, write_config
+from test_workflow import snakemake
+
+from hivebench.config import load
+
+pytestmark = pytest.mark.workflow
+SMALL = REPO / "config/examples/waggle-small.yaml"
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("waggle-small")
+    config = yaml.safe_load(SMALL.read_text())
+    config["anchors"] = str(REPO / "config/anchors.yaml")
+    write_config(folder / "config.yaml", config)
+    snakemake(folder)
+    return folder
+
+
+def table(folder: Path, study: str, name: str) -> pd.DataFrame:
+    return pd.read_csv(folder / "reports" / study / name)
+
+
+def test_the_matrix_in_full_plans_in_seconds_and_its_classical_part_in_few_jobs():
+    config = load(REPO / "config/studies/waggle.yaml")
+    assert set(config["methods"]["waggle"]["replicates"]) == {f"seed{k}" for k in range(5)}
+    from hivebench.cells import expand_jobs
+    from hivebench.config import select_methods
+
+    classical = select_methods(config, ["fixedswarm", "nocomm", "nativemsg"], "waggle.yaml")
+    jobs = expand_jobs(classical, str(REPO / "config/studies/waggle.yaml"))
+    # (methods x populations x chunks of ten tasks) per study: main SwarmBench 3 x 3 x 1, Silo-Bench
+    # 3 x 3 x 3, anchor 3 x 1 x 1 and 3 x 2 x 1, extrapolation (FixedSwarm) 1 x 2 x (3 + 1), horizon
+    # 3 x 1 x 15, AgentsNet (FixedSwarm) 1 x 3 x 2
+    assert {study: len(study_jobs) for study, study_jobs in jobs.items()} == {
+        "waggle-swarmbench": 9,
+        "waggle-silobench": 27,
+        "waggle-anchor-swarmbench": 3,
+        "waggle-anchor-silobench": 6,
+        "waggle-extrapolation": 8,
+        "waggle-horizon": 45,
+        "waggle-agentsnet": 6,
+    }
+    # tasks x methods x populations x seeds: 5*3*3*5 + 30*3*3*5 + 5*3*1*10 + 6*3*2*10 + 32*1*2*5
+    # + 150*3*1*8 + 15*1*3*5
+    assert sum(len(job.seeds) * len(job.blocks) for study in jobs.values() for job in study) == 6230
+
+
+def test_the_small_matrix_reports_every_table(played):
+    # SwarmBench: raw and anchor-normalised scores per task and N, Flocking and Transport at every N
+    swarm = table(played, "waggle-swarmbench", "swarmbench/swarmbench.csv")
+    for task in ("pursuit", "foraging", "synchronization", "flocking", "transport"):
+        assert set(swarm[swarm["task"] == task]["n"]) == {4, 8}, task
+    assert swarm["normalised"].notna().any()
+    # Silo-Bench: success and receiver-delivered messages per agent per N; the lower-scale anchor's six tasks
+    silo = table(played, "waggle-silobench", "silobench/silobench.csv")
+    assert {"success", "delivered_per_agent"} <= set(silo) and set(silo["n"]) == {4, 8}
+    anchor = table(played, "waggle-anchor-silobench", "silobench/silobench_tasks.csv")
+    assert {"I-04", "I-09", "II-11", "II-16", "III-23", "III-26"} <= set(anchor.astype(str).stack())
+    # retention from the second-largest N to the largest, ours beside the paper's
+    retention = table(played, "waggle-extrapolation", "waggle/retention.csv")
+    ours = retention[retention["method"].isin(["waggle", "fixedswarm"])]
+    assert set(ours["measure"]) == {"Silo-Bench success", "delivered per agent", "Pursuit/Foraging normalised"}
+    assert (ours["from N"] == 4).all() and (ours["to N"] == 8).all()
+    assert set(ours[ours["method"] == "waggle"]["replicates"]) == {2}
+    paper = retention.set_index("method").loc["Waggle (paper)"]
+    assert 82.9 in paper["retention (%)"].tolist() and 8.25 in paper["mean to"].tolist()
+    # the horizon curve: every horizon for every method, the same units at each
+    horizon = table(played, "waggle-horizon", "waggle/horizon.csv")
+    assert set(horizon["method"]) == {"waggle", "fixedswarm", "nocomm"}
+    assert sorted(set(horizon["rounds"])) == [2, 3, 4] and horizon["units"].nunique() == 1
+    # the key paired effects beside the paper's
+    effects = table(played, "waggle-agentsnet", "waggle/effects.csv")
+    assert list(effects["paper"]) == [0.07, 0.06] and (effects["replicates"] == 2).all()
+    specialist = table(played, "waggle-silobench", "waggle/effects.csv")
+    assert specialist["effect"].str.startswith("Joint - oracle specialist").all()
+    assert (specialist["population"] == 8).all() and (specialist["paper"] == -0.017).all()
+    # the admission ladder: the paper's counts (the scripted controller decodes nothing: no rows of
+    # ours; the default config's waggle-controller study has a model's), and the counters
+    ladder = table(played, "waggle-swarmbench", "waggle/ladder.csv")
+    assert list(ladder["method"]) == ["Waggle (paper)"] and ladder["executable"].tolist() == [85129]
+    counters = table(played, "waggle-silobench", "waggle/counters.csv")
+    assert {"commits", "delivered_per_agent"} <= set(counters)
+
+
+def test_replicates_reach_the_scores_and_the_contrasts(played):
+    scores = table(played, "waggle-silobench", "scores.csv")
+    waggle = scores[(scores["method"] == "waggle") & (scores["metric"] == "success")]
+    assert set(waggle["replicate"]) == {"seed0", "seed1", "all"}
+    assert scores[scores["method"] == "fixedswarm"]["replicate"].isna().all()
+    contrasts = pd.read_parquet(played / "results/waggle-silobench/contrasts.parquet")
+    pairs = contrasts.set_index(["a", "b"])
+    assert (pairs.loc[("waggle", "fixedswarm"), "replicates"] == 2).all()
+    assert pairs.loc[("waggle", "decision-only"), "method"].str.startswith("hierarchical bootstrap").all()
+    episodes = pd.read_parquet(played / "results/waggle-silobench/episodes.parquet")
+    assert set(episodes.groupby("method")["replicate"].nunique()) == {0, 2}
