@@ -87,3 +87,15 @@ def test_a_config_cut_to_some_methods_keeps_their_cells_and_contrasts():
     assert kept < every and len(kept) == 2 * 3 * 2 * 4  # methods x tasks x populations x seeds
     with pytest.raises(ConfigError, match="--config methods: no method 'fload'"):
         select_methods(whole, ["fload"], "x.yaml")
+
+
+def test_the_estimate_sums_each_methods_rows_and_prices_only_what_has_a_price():
+    from hivebench.estimate import Estimate, totals
+
+    rows = [
+        Estimate("a", "w", "w-0", 4, 10, 100, 2_000_000, 1_000_000, False, None),
+        Estimate("b", "w", "w-0", 8, 10, 300, 3_000_000, 1_000_000, True, None),
+        Estimate("a", "s", "gpt-4o", 4, 5, 50, 1_000_000, 500_000, False, None),
+    ]
+    lines = totals(rows, {"gpt-4o": {"input": 2.5, "output": 10.0}}).splitlines()
+    assert lines[1:] == ["w\t20\t400\t~5000000\t2000000\t-", "s\t5\t50\t1000000\t500000\t7.50"]

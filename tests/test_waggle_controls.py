@@ -173,3 +173,25 @@ def test_on_silobench_p2p_over_the_complete_topology_the_owners_send_their_own_s
     for record in silo_records("fixedswarm", n=80, seeds=1, task=task):
         assert record.summary["success"] == 1.0
         assert record.summary["messages"] == 80 * 79  # each owner to each other agent, once
+
+
+def test_a_silo_shard_of_records_with_an_id_goes_into_the_view_as_text():
+    """II-18's and III-29's records carry an `id` field (the task's data): the view's recursive check
+    refuses the key at any depth, so those shards are shown as their JSON text, whole."""
+    import json
+
+    from hivebench.agents.waggle.estimate import shown_views
+
+    for task in ("II-18", "III-29", "I-04"):
+        config = {
+            "tasks": {"t": {"kind": "silobench", "task": task, "topology": "regular3", "rounds": 1}},
+            "methods": {"m": {"kind": "scripted_controller"}},
+            "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
+        }
+        (block,) = all_blocks(validate(config, "x.yaml"), Path("."))["s"]
+        _, views = shown_views(block.shared)
+        shard = views[0]["private_state"]["shard"]
+        if task == "I-04":
+            assert isinstance(shard, list)  # numbers stay as they are
+        else:
+            assert isinstance(shard, str) and "id" in json.loads(shard)[0]

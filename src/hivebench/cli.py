@@ -156,7 +156,7 @@ def cmd_episodes(args: argparse.Namespace) -> int:
 
 
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from hivebench.estimate import estimate, table
+    from hivebench.estimate import estimate, table, totals
 
     config, blocks = _blocks(args)
     rows = estimate([block for study_jobs in blocks.values() for job in study_jobs for block in job.blocks])
@@ -164,6 +164,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         print(f"{args.config}: no LLM methods in the selected studies: no model calls")
         return 0
     print(table(rows, config["prices"]))
+    print()
+    print(totals(rows, config["prices"]))
     return 0
 
 

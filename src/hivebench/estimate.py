@@ -75,3 +75,16 @@ def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
             f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}\t{r.memory_mb or '-'}"
         )
     return "\n".join(lines)
+
+
+def totals(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
+    """Per method, the sum of its rows (a cost where every row's model has a price)."""
+    lines = ["method	cells	calls	input tokens	output tokens (max)	cost USD (max)"]
+    for method in dict.fromkeys(r.method for r in rows):
+        mine = [r for r in rows if r.method == method]
+        mark = "~" if any(r.approximate for r in mine) else ""
+        costs = [r.cost(prices) for r in mine]
+        cost = "-" if None in costs else f"{mark}{sum(costs):.2f}"
+        sums = [sum(getattr(r, key) for r in mine) for key in ("cells", "calls", "input_tokens", "output_tokens_max")]
+        lines.append(f"{method}	{sums[0]}	{sums[1]}	{mark}{sums[2]}	{sums[3]}	{cost}")
+    return "\n".join(lines)

@@ -117,7 +117,8 @@ def retention_table(
         return ours
     tables = ("retention", "extrapolation", "delivered")
     paper = [published_rows(published.get(name), RETENTION_COLUMNS) for name in tables]
-    return pd.concat([ours.astype({"units": "Int64", "replicates": "Int64"}), *paper], ignore_index=True)
+    both = pd.concat([ours, *paper], ignore_index=True)
+    return both.astype({"from N": "Int64", "to N": "Int64", "units": "Int64", "replicates": "Int64"})
 
 
 def horizon_table(
