@@ -51,6 +51,14 @@ def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, 
     return [(m, spec["reference"]) for m in methods if m != spec["reference"]]
 
 
+def replicate_labels(episodes: pd.DataFrame) -> pd.Series:
+    """Each episode's replicate label, "" for a method without replicates (a table with none has no
+    replicate column)."""
+    if "replicate" not in episodes:
+        return pd.Series("", index=episodes.index)
+    return episodes["replicate"].fillna("")
+
+
 def replicate_pairs(a: str, a_labels: list[str], b: str, b_labels: list[str]) -> list[tuple[str, str]]:
     """Which replicate of A is set against which of B ("" for a method without replicates): the same
     label where both have replicates (the same training seed), every replicate against a fixed method."""
@@ -79,7 +87,7 @@ def paired_contrast(
     by `strata_by` (suite or task) and population, by default suite for fixed methods and task where
     there are replicates (the paper's procedures)."""
     rows = episodes[episodes.method.isin([a, b])]
-    replicate = rows["replicate"].fillna("") if "replicate" in rows else pd.Series("", index=rows.index)
+    replicate = replicate_labels(rows)
     # One row per unit either method ran (not the product of the unit keys): NaN where one lacks it.
     wide = (
         rows.assign(replicate=replicate)

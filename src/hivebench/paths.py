@@ -34,12 +34,12 @@ METHOD_FIELD = r"[^/]+(/replicate-[^/]+)?"  # its wildcard constraint (Snakefile
 
 def path_fields(shared: dict[str, Any]) -> dict[str, Any]:
     """The fields of a cell's (or block's) paths."""
-    return {**table_fields(shared), "method": method_folder(shared)}
+    return {**table_fields(shared), "method": method_folder(shared["method"]["name"], shared.get("replicate"))}
 
 
-def method_folder(shared: dict[str, Any]) -> str:
-    name = shared["method"]["name"]
-    return name if "replicate" not in shared else REPLICATE_DIR.format(method=name, replicate=shared["replicate"])
+def method_folder(method: str, replicate: str | None) -> str:
+    """The method part of a cell's paths: its name, and its replicate's folder where it has one."""
+    return method if replicate is None else REPLICATE_DIR.format(method=method, replicate=replicate)
 
 
 def table_fields(shared: dict[str, Any]) -> dict[str, Any]:
@@ -61,14 +61,11 @@ def cell_path(cell: dict[str, Any]) -> str:
 
 def cell_path_of(row: Any) -> str:
     """A cell's path from its row in a study's episodes table (a replicate's label in `replicate`)."""
-    replicate = row.get("replicate")
-    method = (
-        row["method"]
-        if not isinstance(replicate, str)
-        else REPLICATE_DIR.format(method=row["method"], replicate=replicate)
-    )
+    replicate = row.get("replicate")  # NaN (or None) in a row of a method without replicates
     fields = {key: row[key] for key in ("study", "suite", "task", "population", "seed")}
-    return CELL_FILE.format(**fields, method=method)
+    return CELL_FILE.format(
+        **fields, method=method_folder(row["method"], replicate if isinstance(replicate, str) else None)
+    )
 
 
 def side_path(path: str | Path, name: str) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
-from hivebench.contrasts import paired_contrast
+from hivebench.contrasts import paired_contrast, replicate_labels
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
 
 AGGREGATED = ("pursuit", "foraging")  # the SwarmBench tasks of the extrapolation's aggregate
@@ -60,8 +60,7 @@ def measures(episodes: pd.DataFrame, anchors: Anchors) -> pd.DataFrame:
     """One row per (episode, measure): the measures the matrix's tables compare across populations and
     horizons, each with its unit (the suite's own task id, so a task at another horizon is the same
     unit) and replicate ("" for a method without)."""
-    replicate = episodes["replicate"].fillna("") if "replicate" in episodes else pd.Series("", index=episodes.index)
-    frame = episodes.assign(replicate=replicate)
+    frame = episodes.assign(replicate=replicate_labels(episodes))
     parts = []
     if "silo_task" in frame:
         silo = frame[frame["suite"] == "silobench"]
