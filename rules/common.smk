@@ -10,6 +10,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
+from hivebench.agents.waggle.matrix import block_plays, has_tables
 from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
 from hivebench.damage import study_damage
@@ -29,8 +30,9 @@ from hivebench.paths import (
 from hivebench.registry import METHODS, SUITE_OBJECTS, SUITE_PACKAGE_OF, task_kind
 from hivebench.report import (
     COMMON_FILES,
+    CROSS_SECTION_FILES,
+    MATRIX_SECTION,
     SECTION_FILE,
-    WAGGLE_FILES,
     WAGGLE_PACKAGE,
     WAGGLE_SECTION,
     caption_file,
@@ -125,19 +127,24 @@ WAGGLE_STUDIES = [
     for study, jobs in JOBS.items()
     if any(METHODS[job.shared["method"]["kind"]].impl(job.shared["suite"]).adapted for job in jobs)
 ]
+# The studies where a table of the Waggle matrix's comparisons has a row: their reports get its section.
+MATRIX_STUDIES = [
+    study for study, jobs in JOBS.items() if has_tables(block_plays(block.shared for job in jobs for block in job.blocks))
+]
+CROSS_SECTIONS = {WAGGLE_SECTION: WAGGLE_STUDIES, MATRIX_SECTION: MATRIX_STUDIES}
 
 
 def study_section_names(study):
-    """The sections of a study's report, in order: its suites', then the Waggle runtime's."""
-    return [*STUDY_SUITES[study], *([WAGGLE_SECTION] if study in WAGGLE_STUDIES else [])]
+    """The sections of a study's report, in order: its suites', then those across its suites it has."""
+    return [*STUDY_SUITES[study], *(name for name, studies in CROSS_SECTIONS.items() if study in studies)]
 
 
-SECTIONS_IN_USE = [*SUITES_IN_USE, *([WAGGLE_SECTION] if WAGGLE_STUDIES else [])]
+SECTIONS_IN_USE = [*SUITES_IN_USE, *(name for name, studies in CROSS_SECTIONS.items() if studies)]
 
 
 def suite_report_files(name):
-    """A section's files: a suite's, or the Waggle runtime's."""
-    return section_files(name, WAGGLE_FILES if name == WAGGLE_SECTION else SUITE_OBJECTS[name].report_files)
+    """A section's files: a suite's, or those of a section across the suites."""
+    return section_files(name, CROSS_SECTION_FILES.get(name) or SUITE_OBJECTS[name].report_files)
 
 
 def study_report_files(study):
@@ -151,8 +158,8 @@ def study_sections(wildcards):
 @cache  # asked three times per section while Snakemake plans
 def report_cells(study, suite):
     """The cell files a suite's report section reads in a study (Suite.report_cells; the Waggle
-    runtime's section reads none)."""
-    if suite == WAGGLE_SECTION:
+    runtime's and the matrix's sections read none)."""
+    if suite in CROSS_SECTIONS:
         return ()
     return tuple(section_cells(SUITE_OBJECTS[suite], JOBS[study]))
 
@@ -308,7 +315,7 @@ def report_output(name):
     stem, suffix = name.rsplit(".", 1)
     if suffix in ("csv", "png"):
         suite, _, file = name.rpartition("/")
-        package = {"": "hivebench.report", WAGGLE_SECTION: WAGGLE_PACKAGE}.get(suite) or SUITE_PACKAGE_OF[suite]
+        package = {"": "hivebench.report", **dict.fromkeys(CROSS_SECTIONS, WAGGLE_PACKAGE)}.get(suite) or SUITE_PACKAGE_OF[suite]
         caption = caption_file(package, file)
         return report(path, caption=str(caption), category="{study}", subcategory=stem)
     return path

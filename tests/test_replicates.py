@@ -234,3 +234,61 @@ def test_a_contrast_of_replicates_with_other_labels_is_refused_before_anything_r
     config["methods"]["soft_fp"]["replicates"] = ["a", "c"]
     with pytest.raises(ConfigError, match="studies.tiny.contrasts: 'soft_fp' and 'random' both have replicates"):
         validate(config, "x.yaml")
+
+
+def two_replicates(rng: np.random.Generator, tasks: list[str], seeds: int, **columns) -> pd.DataFrame:
+    """One method's episodes: two replicates far apart (0.1 and 0.9 plus a little noise) on the same
+    (task, seed) units, and per unit the value of each replicate."""
+    rows = []
+    for label, level in (("s0", 0.1), ("s1", 0.9)):
+        for task in tasks:
+            for seed in range(seeds):
+                rows.append({"replicate": label, "task": task, "seed": seed, "value": level + 0.05 * rng.random()})
+    return pd.DataFrame(rows).assign(method="w", population=8, **columns)
+
+
+def test_a_silobench_sections_interval_resamples_replicates_first():
+    from hivebench.suites.silobench.report import summary_table
+
+    frame = two_replicates(np.random.default_rng(4), ["I-01", "I-02"], 8, level="I")
+    episodes = frame.rename(columns={"task": "silo_task"}).assign(
+        success=frame["value"], exact=frame["value"], partial=frame["value"], density=1.0
+    )
+    episodes = episodes.assign(protocol="p2p", topology="regular3", rounds=9, compat="hivebench")
+    row = summary_table(episodes, 2000, 0.95, 0).set_index("level").loc["all"]
+    # by hand: replicates x units (task, seed, in that order) x one column, both tasks weighing the same
+    values = np.stack(
+        [frame[frame.replicate == r].sort_values(["task", "seed"])["value"].to_numpy() for r in "s0 s1".split()]
+    )
+    strata = np.repeat(["I-01", "I-02"], 8)
+    estimate, distribution = hierarchical_bootstrap(values, strata, {"I-01": 1.0, "I-02": 1.0}, 2000, 0)
+    lo, hi = percentile_interval(distribution, 0.95)
+    assert (row["success"], row["success_lo"], row["success_hi"]) == pytest.approx((estimate[0], lo[0], hi[0]))
+    # the replicates' spread is in the interval; pooled as 32 independent episodes it would not be
+    assert row["success_hi"] - row["success_lo"] > 0.7
+    pooled = stratified_bootstrap(frame[["value"]].to_numpy(), frame["task"].to_numpy(), None, 2000, 0)[1]
+    assert np.ptp(percentile_interval(pooled, 0.95)) < 0.4
+
+
+def test_a_swarmbench_sections_scores_and_aggregate_resample_replicates_first():
+    from hivebench.suites.swarmbench.report import aggregate_table, summary_table
+
+    frame = two_replicates(np.random.default_rng(5), ["pursuit", "foraging", "synchronization"], 6)
+    episodes = frame.rename(columns={"task": "swarm_task", "value": "score"})
+    anchors = {("swarmbench", task): (1.0, 8, "") for task in ("pursuit", "foraging", "synchronization")}
+    scores = summary_table(episodes, 2000, 0.95, 0, anchors).set_index("task")
+    pursuit = frame[frame.task == "pursuit"]
+    values = np.stack([pursuit[pursuit.replicate == r].sort_values("seed")["value"].to_numpy() for r in ("s0", "s1")])
+    estimate, distribution = hierarchical_bootstrap(values, np.zeros(6), None, 2000, 0)
+    lo, hi = percentile_interval(distribution, 0.95)
+    assert tuple(scores.loc["pursuit", ["score", "score_lo", "score_hi"]]) == pytest.approx((estimate[0], lo[0], hi[0]))
+    aggregate = aggregate_table(episodes, 2000, 0.95, 0, anchors).iloc[0]
+    assert aggregate["hi"] - aggregate["lo"] > 0.7
+
+
+def test_a_unit_played_twice_by_one_replicate_is_refused():
+    from hivebench.replicated import episode_ci
+
+    frame = two_replicates(np.random.default_rng(6), ["I-01", "I-02"], 3)
+    with pytest.raises(ValueError, match="share a unit"):
+        episode_ci(frame, "value", 200, 0.95, 0)  # two tasks in one group: (population, seed) repeats

@@ -70,7 +70,7 @@ def test_the_small_matrix_reports_every_table(played):
     anchor = table(played, "waggle-anchor-silobench", "silobench/silobench_tasks.csv")
     assert {"I-04", "I-09", "II-11", "II-16", "III-23", "III-26"} <= set(anchor.astype(str).stack())
     # retention from the second-largest N to the largest, ours beside the paper's
-    retention = table(played, "waggle-extrapolation", "waggle/retention.csv")
+    retention = table(played, "waggle-extrapolation", "matrix/retention.csv")
     ours = retention[retention["method"].isin(["waggle", "fixedswarm"])]
     assert set(ours["measure"]) == {"Silo-Bench success", "delivered per agent", "Pursuit/Foraging normalised"}
     assert (ours["from N"] == 4).all() and (ours["to N"] == 8).all()
@@ -78,13 +78,13 @@ def test_the_small_matrix_reports_every_table(played):
     paper = retention.set_index("method").loc["Waggle (paper)"]
     assert 82.9 in paper["retention (%)"].tolist() and 8.25 in paper["mean to"].tolist()
     # the horizon curve: every horizon for every method, the same units at each
-    horizon = table(played, "waggle-horizon", "waggle/horizon.csv")
+    horizon = table(played, "waggle-horizon", "matrix/horizon.csv")
     assert set(horizon["method"]) == {"waggle", "fixedswarm", "nocomm"}
     assert sorted(set(horizon["rounds"])) == [2, 3, 4] and horizon["units"].nunique() == 1
     # the key paired effects beside the paper's
-    effects = table(played, "waggle-agentsnet", "waggle/effects.csv")
+    effects = table(played, "waggle-agentsnet", "matrix/effects.csv")
     assert list(effects["paper"]) == [0.07, 0.06] and (effects["replicates"] == 2).all()
-    specialist = table(played, "waggle-silobench", "waggle/effects.csv")
+    specialist = table(played, "waggle-silobench", "matrix/effects.csv")
     assert specialist["effect"].str.startswith("Joint - oracle specialist").all()
     assert (specialist["population"] == 8).all() and (specialist["paper"] == -0.017).all()
     # the admission ladder: the paper's counts (the scripted controller decodes nothing: no rows of
@@ -106,3 +106,83 @@ def test_replicates_reach_the_scores_and_the_contrasts(played):
     assert pairs.loc[("waggle", "decision-only"), "method"].str.startswith("hierarchical bootstrap").all()
     episodes = pd.read_parquet(played / "results/waggle-silobench/episodes.parquet")
     assert set(episodes.groupby("method")["replicate"].nunique()) == {0, 2}
+
+
+def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
+    from hivebench.agents.waggle.matrix import block_plays, has_tables
+    from hivebench.cells import expand_jobs
+
+    source = REPO / "config/studies/waggle.yaml"
+    jobs = expand_jobs(load(source), str(source))
+    planned = {study: has_tables(block_plays(b.shared for job in js for b in job.blocks)) for study, js in jobs.items()}
+    # SwarmBench's anchor plays one N and none of the key pairs (those are AgentsNet's and Silo-Bench's);
+    # SwarmSys's studies run no method on the Waggle runtime and still get the section: two populations
+    assert planned == {
+        "waggle-swarmbench": True,
+        "waggle-silobench": True,
+        "waggle-anchor-swarmbench": False,
+        "waggle-anchor-silobench": True,
+        "waggle-extrapolation": True,
+        "waggle-swarmsys": True,
+        "waggle-anchor-swarmsys": True,
+        "waggle-horizon": True,
+        "waggle-agentsnet": True,
+    }
+
+
+def test_retention_counts_a_method_off_the_runtime_over_the_units_played_at_both_populations():
+    from hivebench.agents.waggle.matrix import retention_table
+    from hivebench.anchors import load_anchors, load_published
+
+    # SwarmSys-like episodes (no delivered_frames: not on the Waggle runtime); I-03 only at N = 64
+    rows = [
+        {"method": "swarmsys", "suite": "silobench", "silo_task": task, "seed": seed, "population": n, "success": s}
+        for task, seed, n, s in [
+            ("I-01", 0, 64, 1.0),
+            ("I-01", 1, 64, 1.0),
+            ("I-02", 0, 64, 1.0),
+            ("I-02", 1, 64, 0.0),
+            ("I-01", 0, 128, 1.0),
+            ("I-01", 1, 128, 0.0),
+            ("I-02", 0, 128, 0.0),
+            ("I-02", 1, 128, 0.0),
+            ("I-03", 0, 64, 1.0),
+        ]
+    ]
+    anchors = REPO / "config/anchors.yaml"
+    table = retention_table(pd.DataFrame(rows), load_anchors(anchors), load_published(anchors, "waggle"), 500, 0.95, 0)
+    ours = table[table["method"] == "swarmsys"].iloc[0]
+    # by hand over the four units played at both: 3/4 at 64, 1/4 at 128, a third retained
+    assert (ours["from N"], ours["to N"], ours["units"]) == (64, 128, 4)
+    assert (ours["mean from"], ours["mean to"]) == pytest.approx((0.75, 0.25))
+    assert ours["retention (%)"] == pytest.approx(100 / 3)
+    assert table.set_index("method").loc["SwarmSys (paper)", "retention (%)"] == 65.7
+
+
+def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_papers(tmp_path):
+    """The small matrix's SwarmBench study with SmolLM2 (converted by the workflow) as the `waggle` arm,
+    two replicates (the second samples), two seeds, every control: our own admission-ladder counts."""
+    config = yaml.safe_load(SMALL.read_text())
+    smollm2 = {"kind": "waggle", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "max_tokens": 128}
+    config["anchors"] = str(REPO / "config/anchors.yaml")
+    config["tasks"] = {"pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 2}}
+    config["methods"]["waggle"] = {
+        **smollm2,
+        "dtype": "bfloat16",
+        "replicates": {"seed0": {}, "seed1": {"temperature": 1.0}},
+    }
+    config["methods"] = {m: config["methods"][m] for m in ("waggle", "fixedswarm", "nocomm", "nativemsg")}
+    study = {**config["studies"]["waggle-swarmbench"], "tasks": ["pursuit"], "populations": [4]}
+    study["methods"] = list(config["methods"])
+    study["contrasts"] = {"pairs": [[m, "waggle"] for m in ("fixedswarm", "nocomm", "nativemsg")]}
+    config["studies"] = {"waggle-swarmbench": study}
+    write_config(tmp_path / "config.yaml", config)
+    snakemake(tmp_path)
+    ladder = table(tmp_path, "waggle-swarmbench", "waggle/ladder.csv").set_index("method")
+    # every agent's every round of every seed and replicate is one first decode: 4 x 2 x 2 x 2
+    assert ladder.loc["waggle", "first decodes"] == 32 and ladder.loc["waggle", "suite"] == "swarmbench"
+    assert ladder.loc["Waggle (paper)", "first decodes"] == 85344
+    episodes = pd.read_parquet(tmp_path / "results/waggle-swarmbench/episodes.parquet")
+    assert sorted(episodes[episodes["method"] == "waggle"]["replicate"]) == ["seed0", "seed0", "seed1", "seed1"]
+    scores = table(tmp_path, "waggle-swarmbench", "scores.csv")
+    assert set(scores[scores["method"] == "waggle"]["replicate"]) == {"seed0", "seed1", "all"}

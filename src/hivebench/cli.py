@@ -19,7 +19,7 @@ from hivebench.anchors import AnchorError
 from hivebench.cells import CellError
 from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
-from hivebench.report import WAGGLE_SECTION
+from hivebench.report import MATRIX_SECTION, WAGGLE_SECTION
 from hivebench.suite import TaskParamError
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -297,11 +297,16 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
         from hivebench.agents.waggle.report import on_runtime, render
 
         mine = on_runtime(episodes)
+    elif suite == MATRIX_SECTION:  # the Waggle matrix's comparisons, over every method
+        from hivebench.agents.waggle.matrix import render
+
+        mine = episodes
     else:
         render = load(SUITE_OBJECTS[suite].report)
         mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
     anchors = args.anchors or (DEFAULT_ANCHORS if Path(DEFAULT_ANCHORS).is_file() else None)
-    published, frozen = (load_published(anchors, suite), load_anchors(anchors)) if anchors else ({}, {})
+    figures = WAGGLE_SECTION if suite == MATRIX_SECTION else suite  # both sections show the Waggle paper's
+    published, frozen = (load_published(anchors, figures), load_anchors(anchors)) if anchors else ({}, {})
     bootstrap = (args.resamples, args.confidence, args.bootstrap_seed)
     part = render(Section(mine, folder, f"{suite}/", *bootstrap, published, frozen))
     (folder / SECTION_FILE).write_text(part, encoding="utf-8")
@@ -326,11 +331,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
     contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
     out = Path(args.out)
+    from hivebench.agents.waggle.matrix import has_tables
     from hivebench.agents.waggle.report import on_runtime
 
     suites = list(pd.unique(episodes["suite"]))
     if len(on_runtime(episodes)):
         suites.append(WAGGLE_SECTION)
+    if has_tables(episodes):
+        suites.append(MATRIX_SECTION)
     if not args.only_page:
         for suite in suites:
             print(render_section(episodes, suite, out / suite, args))
@@ -485,7 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--suite",
         required=True,
-        help=f"the suite (its episodes are the rows with this suite), or {WAGGLE_SECTION} (the Waggle runtime)",
+        help=f"the suite (its episodes are the rows with this suite), {WAGGLE_SECTION} (the Waggle runtime) "
+        f"or {MATRIX_SECTION} (the Waggle matrix's comparisons)",
     )
     p.set_defaults(func=cmd_report_section)
 

@@ -8,7 +8,8 @@ import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
-from hivebench.stats import Interval, hierarchical_bootstrap, mean_ci, percentile_interval
+from hivebench.replicated import episode_ci
+from hivebench.stats import Interval, mean_ci
 from hivebench.suite import Metric
 
 SCORE_KEYS = ["suite", "task", "method", "population"]
@@ -42,7 +43,7 @@ def score_table(
             if group["replicate"].nunique() < 2:
                 continue
             for metric in SUITE_METRICS[group["suite"].iloc[0]]:
-                ci = replicate_ci(group, metric.name, resamples, confidence, seed)
+                ci = episode_ci(group, metric.name, resamples, confidence, seed)
                 rows.append(_row((*keys, POOLED), metric, ci, len(group), "hierarchical percentile", group, anchors))
     table = pd.DataFrame(rows)
     for key in ("normalised_mean", "normalised_lo", "normalised_hi"):
@@ -75,13 +76,3 @@ def _row(
         for key in ("mean", "lo", "hi"):  # at every population, by the anchor frozen at one
             row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)
     return row
-
-
-def replicate_ci(group: pd.DataFrame, metric: str, resamples: int, confidence: float, seed: int) -> Interval:
-    """The mean over replicates of a method's seed means, with its hierarchical bootstrap interval."""
-    values = group.pivot(index="replicate", columns="seed", values=metric).dropna(axis=1).to_numpy(dtype=float)
-    if values.shape[1] == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), 0)
-    estimate, distribution = hierarchical_bootstrap(values, np.zeros(values.shape[1]), None, resamples, seed)
-    lo, hi = percentile_interval(distribution, confidence)
-    return Interval(float(estimate[0]), float(lo[0]), float(hi[0]), values.size)

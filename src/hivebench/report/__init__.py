@@ -2,8 +2,8 @@
 
 A study's report folder holds the files every study gets (scores, contrasts, index.html) and one
 subfolder per suite the study runs, with that suite's section (`Suite.report_files` and the HTML
-fragment `section.html` that index.html embeds), and one for the Waggle runtime's section where the
-study runs a method on it.
+fragment `section.html` that index.html embeds), and one for each section across the suites that the
+study has (the Waggle runtime's, the Waggle matrix's: CROSS_SECTION_FILES).
 
 The captions of the csv tables and png charts (`snakemake --report`) lie beside the code that writes
 them: the common files' in this package's captions/, a suite's in its package's captions/ (the
@@ -32,12 +32,20 @@ COMMON_FILES = (
     "index.html",
 )
 SECTION_FILE = "section.html"
-# A study that runs a method on the Waggle runtime also gets the runtime's section (its ladder, modes,
-# telemetry and intervention across the suites: hivebench.agents.waggle.report), in this subfolder.
+# Two sections run across a study's suites, each in its subfolder, their captions in WAGGLE_PACKAGE's:
+# the Waggle runtime's (its ladder, modes, telemetry and intervention: hivebench.agents.waggle.report)
+# where the study runs a method on the runtime, and the Waggle matrix's comparisons across populations
+# and horizons, over every method (retention, horizon, the key effects: hivebench.agents.waggle.matrix)
+# where one of them has a row.
 WAGGLE_SECTION = "waggle"
+MATRIX_SECTION = "matrix"
 WAGGLE_PACKAGE = "hivebench.agents.waggle"
-WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention", "retention", "horizon", "effects")
-WAGGLE_FILES = tuple(f"{stem}.{suffix}" for stem in WAGGLE_TABLES for suffix in ("csv", "md", "tex"))
+WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention")
+MATRIX_TABLES = ("retention", "horizon", "effects")
+CROSS_SECTION_FILES = {
+    name: tuple(f"{stem}.{suffix}" for stem in tables for suffix in ("csv", "md", "tex"))
+    for name, tables in ((WAGGLE_SECTION, WAGGLE_TABLES), (MATRIX_SECTION, MATRIX_TABLES))
+}
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,16 @@ def file_links(prefix: str, names: list[tuple[str, str]]) -> str:
     )
 
 
+def table_links(prefix: str, stem: str) -> str:
+    """The links to one table's csv, md and tex files (write_tables)."""
+    return file_links(prefix, [(f"{stem}.{s}", f"{stem}.{s}" if s == "csv" else f".{s}") for s in ("csv", "md", "tex")])
+
+
+def optional_table(table: pd.DataFrame, empty: str) -> str:
+    """The table, or a sentence saying why it has no rows."""
+    return html_table(table) if len(table) else f"<p>{html.escape(empty)}</p>"
+
+
 def cross_suite_summary(scores: pd.DataFrame) -> pd.DataFrame:
     """Per suite, method and metric: the mean over the suite's tasks and populations of each cell's
     mean score, and how many (task, population) cells it averages."""

@@ -5,15 +5,25 @@ N = 128, the communication-horizon curve, and the paper's key paired effects.
 Every interval resamples a method's replicates (training seeds) first where it has them, then matched
 (task, seed) units within tasks (hivebench.stats.hierarchical_bootstrap; one replicate: the paired
 stratified bootstrap).
+
+The section (reports/<study>/matrix) is every study's where one of its tables has a row (has_tables),
+over every method the study runs: SwarmSys and the suites' own baselines too, not only the methods on
+the Waggle runtime.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
 from hivebench.contrasts import paired_contrast, replicate_labels
+from hivebench.report import MATRIX_TABLES, Section
+from hivebench.report.page import optional_table, table_links, write_tables
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
 
 AGGREGATED = ("pursuit", "foraging")  # the SwarmBench tasks of the extrapolation's aggregate
@@ -210,3 +220,70 @@ def published_rows(table: dict | None, columns: list[str]) -> pd.DataFrame:
         for group, values in groups.items()
     ]
     return pd.DataFrame(rows).reindex(columns=columns)
+
+
+PLAY_COLUMNS = ["method", "suite", "swarm_task", "rounds", "population"]
+
+
+def block_plays(shared_parts: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """What a study plays, from its blocks' shared parts (hivebench.cells.Block.shared): a row per
+    block in the columns of the episodes that has_tables reads."""
+    rows = []
+    for shared in shared_parts:
+        params = shared["task"]["params"]
+        suite = shared["suite"]
+        rows.append(
+            {
+                "method": shared["method"]["name"],
+                "suite": suite,
+                "swarm_task": params["task"] if suite == "swarmbench" else None,
+                "rounds": params["rounds"] if suite == "silobench" else None,
+                "population": shared["population"],
+            }
+        )
+    return pd.DataFrame(rows, columns=PLAY_COLUMNS)
+
+
+def has_tables(plays: pd.DataFrame) -> bool:
+    """Whether one of the section's tables has a row for a study that plays these (block_plays, or its
+    episodes): a method with a measure at two populations, or with Silo-Bench at two horizons at one
+    population, or both methods of one of the paper's key effects on its suite."""
+    plays = plays.reindex(columns=PLAY_COLUMNS)
+    silo = plays[plays["suite"] == "silobench"]
+    swarm = plays[(plays["suite"] == "swarmbench") & plays["swarm_task"].isin(AGGREGATED)]
+    populations = any(part.groupby("method")["population"].nunique().ge(2).any() for part in (silo, swarm))
+    horizons = silo.groupby(["method", "population"])["rounds"].nunique().ge(2).any()
+    effects = any(
+        {a, b} <= set(plays.loc[plays["suite"] == suite, "method"]) for a, b, suite, *_ in KEY_EFFECTS.values()
+    )
+    return bool(populations or horizons or effects)
+
+
+def render(section: Section) -> str:
+    """Write the section's tables into section.out and return its HTML."""
+    episodes = section.episodes
+    bootstrap = (section.resamples, section.confidence, section.seed)
+    retention = retention_table(episodes, section.anchors, section.published, *bootstrap)
+    horizon = horizon_table(episodes, section.anchors, *bootstrap)
+    effects = effects_table(episodes, section.published, *bootstrap)
+    for frame, stem in zip((retention, horizon, effects), MATRIX_TABLES):
+        write_tables(frame, section.out, stem)
+    links = partial(table_links, section.prefix)
+    return f"""<h2>Across populations and horizons (the Waggle matrix)</h2>
+<h3>Extrapolation: retention from the second-largest population to the largest</h3>
+<p>Each measure's mean at the two largest populations a method played (N = 64 and 128 in the
+extrapolation study) over the (task, seed) units played at both, and the second's share of the first
+with its {section.confidence:.0%} interval (replicates resampled first, then units within tasks); the
+Waggle paper's figures (N = 64 to 128) as its rows.</p>
+{optional_table(retention, "No method of this study ran at two populations.")}
+{links("retention")}
+<h3>Communication horizon</h3>
+<p>Silo-Bench success per number of rounds, over the (task, seed) units played at every horizon (the
+same instances at each), with {section.confidence:.0%} intervals; receiver-delivered messages per agent.</p>
+{optional_table(horizon, "No method of this study played Silo-Bench at several horizons.")}
+{links("horizon")}
+<h3>Key paired effects</h3>
+<p>The paper's key paired effects beside ours, where the study ran both methods (named as
+config/studies/waggle.yaml names them): hierarchical where a method has replicates.</p>
+{optional_table(effects, "The study runs none of the paper's key pairs.")}
+{links("effects")}"""

@@ -7,16 +7,16 @@ them: the paper names them without formulas)."""
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import pandas as pd
 
 from hivebench.agents.waggle.ladder import RUNGS
-from hivebench.agents.waggle.matrix import effects_table, horizon_table, retention_table
 from hivebench.agents.waggle.records import MODES
 from hivebench.agents.waggle.runtime import COUNTERS
+from hivebench.replicated import episode_ci
 from hivebench.report import WAGGLE_TABLES, Section
-from hivebench.report.page import file_links, html_table, write_tables
-from hivebench.stats import mean_ci
+from hivebench.report.page import html_table, optional_table, table_links, write_tables
 
 TASK = ["method", "suite", "task"]
 TRACE_COUNTS = ("traces_written", "trace_deliveries", "traces_expired")
@@ -86,7 +86,8 @@ def intervention_table(episodes: pd.DataFrame, resamples: int, confidence: float
             for metric, (column, scale) in INTERVENTION.items():
                 if column not in group or group[column].isna().all():
                     continue  # a task without the metric (recovery is each suite's own)
-                ci = mean_ci(scale * group[column].to_numpy(dtype=float), resamples, confidence, seed)
+                scaled = group.assign(value=scale * group[column])
+                ci = episode_ci(scaled, "value", resamples, confidence, seed)
                 rows.append(
                     {
                         "method": method,
@@ -111,20 +112,12 @@ def render(section: Section) -> str:
     modes = mode_table(episodes)
     counters = counter_table(episodes)
     late = intervention_table(episodes, section.resamples, section.confidence, section.seed)
-    bootstrap = (section.resamples, section.confidence, section.seed)
-    retention = retention_table(episodes, section.anchors, section.published, *bootstrap)
-    horizon = horizon_table(episodes, section.anchors, *bootstrap)
-    effects = effects_table(episodes, section.published, *bootstrap)
-    for frame, stem in zip((ladder, modes, counters, late, retention, horizon, effects), WAGGLE_TABLES):
+    for frame, stem in zip((ladder, modes, counters, late), WAGGLE_TABLES):
         write_tables(frame, section.out, stem)
-    late_html = optional(late, "No episode of this study has the intervention.")
+    late_html = optional_table(late, "No episode of this study has the intervention.")
     paper = section.published.get("ladder")
     provenance = f"<p>Beside ours: {html.escape(paper['provenance'])}.</p>" if paper else ""
-
-    def links(stem: str) -> str:
-        return file_links(
-            section.prefix, [(f"{stem}.{s}", f"{stem}.{s}" if s == "csv" else f".{s}") for s in ("csv", "md", "tex")]
-        )
+    links = partial(table_links, section.prefix)
 
     return f"""<h2>Waggle runtime</h2>
 <h3>Admission ladder</h3>
@@ -152,25 +145,4 @@ stale-field burden: traces written before that round still held, summed over the
 per agent; post-conflict traffic: receiver-delivered frames sent from that round on, per agent. Means
 over episodes with {section.confidence:.0%} bootstrap intervals, each method's own (unpaired).</p>
 {late_html}
-{links("intervention")}
-<h3>Extrapolation: retention from the second-largest population to the largest</h3>
-<p>Each measure's mean at the two largest populations a method played (N = 64 and 128 in the
-extrapolation study) over the (task, seed) units played at both, and the second's share of the first
-with its {section.confidence:.0%} interval (replicates resampled first, then units within tasks); the
-paper's figures as its rows.</p>
-{optional(retention, "No method of this study ran at two populations.")}
-{links("retention")}
-<h3>Communication horizon</h3>
-<p>Silo-Bench success per number of rounds, over the (task, seed) units played at every horizon (the
-same instances at each), with {section.confidence:.0%} intervals; receiver-delivered messages per agent.</p>
-{optional(horizon, "No method of this study played Silo-Bench at several horizons.")}
-{links("horizon")}
-<h3>Key paired effects</h3>
-<p>The paper's key paired effects beside ours, where the study ran both methods (named as
-config/studies/waggle.yaml names them): hierarchical where a method has replicates.</p>
-{optional(effects, "The study runs none of the paper's key pairs.")}
-{links("effects")}"""
-
-
-def optional(table: pd.DataFrame, empty: str) -> str:
-    return html_table(table) if len(table) else f"<p>{html.escape(empty)}</p>"
+{links("intervention")}"""

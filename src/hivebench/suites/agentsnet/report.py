@@ -8,9 +8,9 @@ import html
 import altair as alt
 import pandas as pd
 
+from hivebench.replicated import episode_ci
 from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
-from hivebench.stats import mean_ci
 
 KEYS = ["problem", "compat", "family", "population", "method"]
 
@@ -21,7 +21,7 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
     for (problem, rules, family, n, method), group in ruled_episodes.groupby(KEYS, sort=False):
         row: dict[str, object] = {"problem": ruled(problem, rules), "family": family, "n": int(n), "method": method}
         for metric in ("score", "solved"):
-            ci = mean_ci(group[metric].to_numpy(dtype=float), resamples, confidence, seed)
+            ci = episode_ci(group, metric, resamples, confidence, seed)
             row.update({metric: ci.estimate, f"{metric}_lo": ci.lo, f"{metric}_hi": ci.hi})
         row.update({"rounds": float(group["rounds"].mean()), "episodes": len(group)})
         rows.append(row)

@@ -9,9 +9,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from hivebench.replicated import episode_ci
 from hivebench.report import Section
 from hivebench.report.page import file_links, save_chart
-from hivebench.stats import mean_ci
 
 TABLE_COLUMNS = [
     "method",
@@ -44,7 +44,7 @@ def table1(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int)
     for (method, graph), group in episodes.groupby(["method", "graph"], sort=False):
         row: dict[str, object] = {"method": method, "graph": graph}
         for metric in ("proximity", "stability"):
-            mean, lo, hi, defined = mean_ci(group[metric].to_numpy(), resamples, confidence, seed)
+            mean, lo, hi, defined = episode_ci(group, metric, resamples, confidence, seed)
             row.update({metric: mean, f"{metric}_lo": lo, f"{metric}_hi": hi})
             if metric == "proximity":  # NaN for a run that starts at the optimum: count the defined ones
                 row["proximity_episodes"] = defined
@@ -90,12 +90,13 @@ def wide_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def conflicts_by_step(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
     """Mean conflicting edges per state with a bootstrap interval, per method and graph."""
-    long = episodes[["method", "graph", "seed", "conflicts"]].explode("conflicts")
-    long["step"] = long.groupby(["method", "graph", "seed"]).cumcount()
+    episode = ["method", "graph", "seed", *(["replicate"] if "replicate" in episodes else [])]
+    long = episodes[[*episode, "conflicts"]].explode("conflicts")
+    long["step"] = long.groupby(episode, dropna=False).cumcount()
     long["conflicts"] = long["conflicts"].astype(float)
     rows = []
     for (method, graph, step), group in long.groupby(["method", "graph", "step"], sort=False):
-        mean, lo, hi, n = mean_ci(group["conflicts"].to_numpy(), resamples, confidence, seed)
+        mean, lo, hi, n = episode_ci(group, "conflicts", resamples, confidence, seed, ("seed",))
         rows.append({"method": method, "graph": graph, "step": step, "conflicts": mean, "lo": lo, "hi": hi})
     return pd.DataFrame(rows)
 

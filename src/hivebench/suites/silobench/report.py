@@ -13,9 +13,10 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from hivebench.replicated import episode_bootstrap
 from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, rules_of, save_chart, write_tables
-from hivebench.stats import percentile_interval, stratified_bootstrap
+from hivebench.stats import percentile_interval
 from hivebench.suites.silobench.catalogue import LEVELS
 
 # what tells entries of a study apart (caps aside)
@@ -25,9 +26,8 @@ QUANTITIES = ["success", "exact", "partial"]
 
 def pooled(group: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, float]:
     """Success, mean S and P over a group's episodes, every task weighing the same, with intervals."""
-    values = group[QUANTITIES].to_numpy(dtype=float)
-    tasks = group["silo_task"].to_numpy()
-    estimate, distribution = stratified_bootstrap(values, tasks, dict.fromkeys(np.unique(tasks), 1.0), resamples, seed)
+    weights = dict.fromkeys(group["silo_task"].unique(), 1.0)
+    estimate, distribution = episode_bootstrap(group, QUANTITIES, "silo_task", weights, resamples, seed)
     lo, hi = percentile_interval(distribution, confidence)
     row = {}
     for i, name in enumerate(QUANTITIES):

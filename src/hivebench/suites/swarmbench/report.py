@@ -16,9 +16,10 @@ import pyarrow.parquet as pq
 from hivebench import compat
 from hivebench.anchors import Anchors
 from hivebench.paths import cell_path_of
+from hivebench.replicated import episode_bootstrap, episode_ci
 from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
-from hivebench.stats import mean_ci, percentile_interval, stratified_bootstrap
+from hivebench.stats import percentile_interval
 from hivebench.store import CELL_KEY
 from hivebench.suites.swarmbench import AGGREGATE, DIFFERENCES, frame_picks
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, played_level
@@ -33,7 +34,7 @@ def summary_table(
 ) -> pd.DataFrame:
     rows = []
     for (task, rules, n, method), group in episodes.assign(compat=rules_of(episodes)).groupby(KEYS, sort=False):
-        ci = mean_ci(group["score"].to_numpy(dtype=float), resamples, confidence, seed)
+        ci = episode_ci(group, "score", resamples, confidence, seed)
         row = {
             "task": ruled(task, rules),
             "n": int(n),
@@ -66,12 +67,14 @@ def aggregate_table(
         method = ruled(method, rules)
         if set(group["swarm_task"]) != set(AGGREGATE):
             continue
-        normalised = (
-            group["score"].to_numpy(dtype=float)
-            / group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0]).to_numpy()
-        )
-        estimate, distribution = stratified_bootstrap(
-            normalised[:, None], group["swarm_task"].to_numpy(), dict.fromkeys(AGGREGATE, 1.0), resamples, seed
+        anchor = group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0])
+        estimate, distribution = episode_bootstrap(
+            group.assign(normalised=group["score"] / anchor),
+            ["normalised"],
+            "swarm_task",
+            dict.fromkeys(AGGREGATE, 1.0),
+            resamples,
+            seed,
         )
         lo, hi = percentile_interval(distribution, confidence)
         rows.append(
