@@ -99,3 +99,34 @@ def test_the_estimate_sums_each_methods_rows_and_prices_only_what_has_a_price():
     ]
     lines = totals(rows, {"gpt-4o": {"input": 2.5, "output": 10.0}}).splitlines()
     assert lines[1:] == ["w\t20\t400\t~5000000\t2000000\t-", "s\t5\t50\t1000000\t500000\t7.50"]
+
+
+def test_each_replicate_has_its_own_estimate_row_with_its_own_model_and_price():
+    from hivebench.estimate import estimate, table, totals
+
+    config = {
+        "tasks": {"pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 2}},
+        "methods": {
+            "w": {
+                "kind": "waggle",
+                "backend": "openai",
+                "base_url": "http://localhost:8000/v1",
+                "api_key_env": None,
+                "model": "w-0",
+                "replicates": {"seed0": {}, "seed1": {"model": "w-1"}},
+            }
+        },
+        "studies": {"s": {"tasks": ["pursuit"], "methods": ["w"], "populations": [4], "seeds": 2}},
+    }
+    from hivebench.agents.waggle.estimate import prompt_tokens
+
+    before = prompt_tokens.cache_info()
+    rows = estimate(all_blocks(validate(config, "x.yaml"), Path("."))["s"])
+    after = prompt_tokens.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)  # the episode is played once
+    assert [(r.label, r.model, r.cells) for r in rows] == [("w (seed0)", "w-0", 2), ("w (seed1)", "w-1", 2)]
+    assert rows[0].calls == rows[1].calls > 0
+    prices = {"w-1": {"input": 1.0, "output": 1.0}}
+    lines = table(rows, prices).splitlines()
+    assert lines[1].split("\t")[8] == "-" and lines[2].split("\t")[8] != "-"  # only w-1 has a price
+    assert totals(rows, prices).splitlines()[1].split("\t")[:3] == ["w", "4", str(2 * rows[0].calls)]

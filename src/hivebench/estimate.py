@@ -25,6 +25,11 @@ class Estimate:
     output_tokens_max: int
     approximate: bool
     memory_mb: int | None  # a job's peak, where the method knows it
+    replicate: str | None = None  # a replicate's own row: its own model (a LoRA adapter) and price
+
+    @property
+    def label(self) -> str:
+        return self.method if self.replicate is None else f"{self.method} ({self.replicate})"
 
     def cost(self, prices: dict[str, dict[str, float]]) -> float | None:
         price = prices.get(self.model)
@@ -34,20 +39,20 @@ class Estimate:
 
 
 def estimate(blocks: list[Block]) -> list[Estimate]:
-    """One row per (task, method that calls models, population) of the given blocks."""
-    per_cell: dict[tuple[str, str, int], CellEstimate | None] = {}
-    cells: Counter[tuple[str, str, int]] = Counter()
+    """One row per (task, method that calls models, replicate, population) of the given blocks."""
+    per_cell: dict[tuple[str, str, str | None, int], CellEstimate | None] = {}
+    cells: Counter[tuple[str, str, str | None, int]] = Counter()
     for block in blocks:
         method = block.shared["method"]
-        key = (block.shared["task"]["name"], method["name"], block.shared["population"])
+        key = (block.shared["task"]["name"], method["name"], block.shared.get("replicate"), block.shared["population"])
         if key not in per_cell:  # the first block's seeds size the job's memory
             per_cell[key] = METHODS[method["kind"]].hooks.estimate(block.shared, len(block.seeds))
         cells[key] += len(block.seeds)
     rows = []
-    for (task, name, n), one in per_cell.items():
+    for (task, name, replicate, n), one in per_cell.items():
         if one is None:
             continue
-        k = cells[(task, name, n)]
+        k = cells[(task, name, replicate, n)]
         rows.append(
             Estimate(
                 task,
@@ -60,6 +65,7 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
                 one.output_tokens_max * k,
                 one.approximate,
                 one.memory_mb,
+                replicate,
             )
         )
     return rows
@@ -71,14 +77,14 @@ def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
         mark = "~" if r.approximate else ""
         cost = r.cost(prices)
         lines.append(
-            f"{r.task}\t{r.method}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
+            f"{r.task}\t{r.label}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
             f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}\t{r.memory_mb or '-'}"
         )
     return "\n".join(lines)
 
 
 def totals(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
-    """Per method, the sum of its rows (a cost where every row's model has a price)."""
+    """Per method, the sum of its rows, its replicates' too (a cost where every row's model has a price)."""
     lines = ["method	cells	calls	input tokens	output tokens (max)	cost USD (max)"]
     for method in dict.fromkeys(r.method for r in rows):
         mine = [r for r in rows if r.method == method]

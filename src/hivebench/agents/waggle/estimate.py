@@ -16,11 +16,12 @@ import json
 from functools import cache
 from typing import Any
 
-from hivebench.agents.llm.estimate import generous_count, local_model_config, token_counter
+from hivebench.agents.llm.estimate import approximate_count, generous_count, local_model_config, token_counter
 from hivebench.agents.waggle.prompt import messages
 from hivebench.agents.waggle.scripted import ScriptedController
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
+from hivebench.ids import canonical_json
 from hivebench.method import CellEstimate
 from hivebench.models.memory import memory_mb
 from hivebench.registry import SUITE_OBJECTS
@@ -48,15 +49,26 @@ def job_memory(config: dict[str, Any], params: dict[str, Any], rows: int, longes
 
 def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     params = shared["method"]["params"]
-    count, approximate = token_counter(params["backend"], params["model"])
-    actions, views = shown_views(shared)
-    tokens = [count(list(messages(view, list(actions)))) for view in views]
+    _, approximate = token_counter(params["backend"], params["model"])
+    # what the prompts depend on: not the study, the replicate, nor the model where no tokenizer counts
+    episode = {key: value for key, value in shared.items() if key not in ("study", "replicate")}
+    episode["method"] = {**shared["method"], "params": {k: v for k, v in params.items() if k != "model"}}
+    model = None if approximate else params["model"]
+    views, tokens, longest = prompt_tokens(canonical_json(episode), params["backend"], model)
     config = local_model_config(params)
     rows = seeds * shared["population"]
-    memory = None if config is None else job_memory(config, params, rows, max(tokens, default=0))
-    return CellEstimate(
-        params["model"], len(views), sum(tokens), len(views) * params["max_tokens"], approximate, memory
-    )
+    memory = None if config is None else job_memory(config, params, rows, longest)
+    return CellEstimate(params["model"], views, tokens, views * params["max_tokens"], approximate, memory)
+
+
+@cache  # replicates that differ only by their model (LoRA adapters), and a cell in several studies, count once
+def prompt_tokens(episode: str, backend: str, model: str | None) -> tuple[int, int, int]:
+    """(views shown, their prompts' tokens, the longest prompt's) in one episode of a cell (`episode`:
+    the canonical JSON of its shared part), counted with `model`'s tokenizer, or approximately (None)."""
+    count = approximate_count if model is None else token_counter(backend, model)[0]
+    actions, views = shown_views(json.loads(episode))
+    tokens = [count(list(messages(view, list(actions)))) for view in views]
+    return len(views), sum(tokens), max(tokens, default=0)
 
 
 @cache
