@@ -10,7 +10,7 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
-from hivebench.agents.waggle.matrix import block_plays, has_tables
+from hivebench.agents.waggle.plays import block_plays, has_tables
 from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
 from hivebench.damage import study_damage

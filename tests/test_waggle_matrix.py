@@ -109,7 +109,7 @@ def test_replicates_reach_the_scores_and_the_contrasts(played):
 
 
 def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
-    from hivebench.agents.waggle.matrix import block_plays, has_tables
+    from hivebench.agents.waggle.plays import block_plays, has_tables
     from hivebench.cells import expand_jobs
 
     source = REPO / "config/studies/waggle.yaml"

@@ -331,13 +331,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
     contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
     out = Path(args.out)
-    from hivebench.agents.waggle.matrix import has_tables
+    from hivebench.agents.waggle.plays import episode_plays, has_tables
     from hivebench.agents.waggle.report import on_runtime
 
     suites = list(pd.unique(episodes["suite"]))
     if len(on_runtime(episodes)):
         suites.append(WAGGLE_SECTION)
-    if has_tables(episodes):
+    if has_tables(episode_plays(episodes)):
         suites.append(MATRIX_SECTION)
     if not args.only_page:
         for suite in suites:

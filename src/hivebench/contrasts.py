@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hivebench.replicated import replicate_labels
 from hivebench.stats import hierarchical_bootstrap, percentile_interval, stratified_bootstrap
 
 UNIT = ["suite", "task", "population", "seed"]
@@ -49,14 +50,6 @@ def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, 
     if "pairs" in spec:
         return [(a, b) for a, b in spec["pairs"]]
     return [(m, spec["reference"]) for m in methods if m != spec["reference"]]
-
-
-def replicate_labels(episodes: pd.DataFrame) -> pd.Series:
-    """Each episode's replicate label, "" for a method without replicates (a table with none has no
-    replicate column)."""
-    if "replicate" not in episodes:
-        return pd.Series("", index=episodes.index)
-    return episodes["replicate"].fillna("")
 
 
 def replicate_pairs(a: str, a_labels: list[str], b: str, b_labels: list[str]) -> list[tuple[str, str]]:

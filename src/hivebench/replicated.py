@@ -15,6 +15,14 @@ def has_replicates(group: pd.DataFrame) -> bool:
     return "replicate" in group and bool(group["replicate"].notna().any())
 
 
+def replicate_labels(episodes: pd.DataFrame) -> pd.Series:
+    """Each episode's replicate label, "" for a method without replicates (a table with none has no
+    replicate column)."""
+    if "replicate" not in episodes:
+        return pd.Series("", index=episodes.index)
+    return episodes["replicate"].fillna("")
+
+
 def replicate_design(group: pd.DataFrame, columns: list[str], units: list[str]) -> tuple[np.ndarray, pd.Index]:
     """(values (replicates, units, columns), the units kept): each unit (a row of `units`' values,
     e.g. task and seed) with every column's value in every replicate; a unit lacking one is left out."""

@@ -8,7 +8,7 @@ import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
-from hivebench.replicated import episode_ci
+from hivebench.replicated import episode_ci, has_replicates, replicate_labels
 from hivebench.stats import Interval, mean_ci
 from hivebench.suite import Metric
 
@@ -30,9 +30,9 @@ def score_table(
     Where methods have replicates, a `replicate` column: one row per replicate, and for a method with
     several a row `all` over them, its interval from the hierarchical bootstrap (replicates resampled,
     then seeds; a seed counts where every replicate has its value)."""
-    replicated = "replicate" in episodes and bool(episodes["replicate"].notna().any())
+    replicated = has_replicates(episodes)
     if replicated:
-        episodes = episodes.assign(replicate=episodes["replicate"].fillna(""))
+        episodes = episodes.assign(replicate=replicate_labels(episodes))
     rows = []
     for keys, group in episodes.groupby(SCORE_KEYS + ["replicate"] * replicated, sort=False):
         for metric in SUITE_METRICS[group["suite"].iloc[0]]:

@@ -6,27 +6,26 @@ Every interval resamples a method's replicates (training seeds) first where it h
 (task, seed) units within tasks (hivebench.stats.hierarchical_bootstrap; one replicate: the paired
 stratified bootstrap).
 
-The section (reports/<study>/matrix) is every study's where one of its tables has a row (has_tables),
+The section (reports/<study>/matrix) is every study's where one of its tables has a row (plays.py),
 over every method the study runs: SwarmSys and the suites' own baselines too, not only the methods on
 the Waggle runtime.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import partial
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from hivebench.agents.waggle.plays import AGGREGATED, KEY_EFFECTS
 from hivebench.anchors import Anchors, normalise
-from hivebench.contrasts import paired_contrast, replicate_labels
+from hivebench.contrasts import paired_contrast
+from hivebench.replicated import replicate_design, replicate_labels
 from hivebench.report import MATRIX_TABLES, Section
 from hivebench.report.page import optional_table, table_links, write_tables
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
 
-AGGREGATED = ("pursuit", "foraging")  # the SwarmBench tasks of the extrapolation's aggregate
 RETENTION_COLUMNS = [
     "method",
     "measure",
@@ -92,11 +91,11 @@ def _design(rows: pd.DataFrame, condition: str, levels: list) -> tuple[np.ndarra
     """(values (replicates, units, levels), strata (units,), replicate labels): each matched (unit,
     seed) with its value at every level of `condition`, in every replicate; units lacking one are left
     out."""
-    wide = rows.pivot_table(index=["unit", "seed"], columns=["replicate", condition], values="value", aggfunc="first")
-    labels = sorted(rows["replicate"].unique())
-    wide = wide.reindex(columns=pd.MultiIndex.from_product([labels, levels])).dropna()
-    values = wide.to_numpy(dtype=float).reshape(len(wide), len(labels), len(levels)).transpose(1, 0, 2)
-    return values, wide.index.get_level_values("unit").to_numpy(), labels
+    levels_wide = rows.pivot_table(
+        index=["unit", "seed", "replicate"], columns=condition, values="value", aggfunc="first"
+    )
+    values, kept = replicate_design(levels_wide.reset_index(), levels, ["unit", "seed"])
+    return values, kept.get_level_values("unit").to_numpy(), sorted(rows["replicate"].unique())
 
 
 def retention_table(
@@ -168,16 +167,6 @@ def horizon_table(
     return pd.DataFrame(rows, columns=HORIZON_COLUMNS)  # the excerpt prints no horizon figures
 
 
-# The paper's key paired effects: (A, B, suite, metric, population) of each published row, the methods
-# named as config/studies/waggle.yaml names them; "largest": the largest population the study played
-# (N = 64 in the main matrix).
-KEY_EFFECTS = {
-    "Waggle - Decision-only": ("waggle", "decision-only", "agentsnet", "solved", "all"),
-    "Waggle - FixedSwarm": ("waggle", "fixedswarm", "agentsnet", "solved", "all"),
-    "Joint - oracle specialist": ("waggle", "specialist", "silobench", "success", "largest"),
-}
-
-
 def effects_table(
     episodes: pd.DataFrame, published: dict, resamples: int, confidence: float, seed: int
 ) -> pd.DataFrame:
@@ -220,43 +209,6 @@ def published_rows(table: dict | None, columns: list[str]) -> pd.DataFrame:
         for group, values in groups.items()
     ]
     return pd.DataFrame(rows).reindex(columns=columns)
-
-
-PLAY_COLUMNS = ["method", "suite", "swarm_task", "rounds", "population"]
-
-
-def block_plays(shared_parts: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """What a study plays, from its blocks' shared parts (hivebench.cells.Block.shared): a row per
-    block in the columns of the episodes that has_tables reads."""
-    rows = []
-    for shared in shared_parts:
-        params = shared["task"]["params"]
-        suite = shared["suite"]
-        rows.append(
-            {
-                "method": shared["method"]["name"],
-                "suite": suite,
-                "swarm_task": params["task"] if suite == "swarmbench" else None,
-                "rounds": params["rounds"] if suite == "silobench" else None,
-                "population": shared["population"],
-            }
-        )
-    return pd.DataFrame(rows, columns=PLAY_COLUMNS)
-
-
-def has_tables(plays: pd.DataFrame) -> bool:
-    """Whether one of the section's tables has a row for a study that plays these (block_plays, or its
-    episodes): a method with a measure at two populations, or with Silo-Bench at two horizons at one
-    population, or both methods of one of the paper's key effects on its suite."""
-    plays = plays.reindex(columns=PLAY_COLUMNS)
-    silo = plays[plays["suite"] == "silobench"]
-    swarm = plays[(plays["suite"] == "swarmbench") & plays["swarm_task"].isin(AGGREGATED)]
-    populations = any(part.groupby("method")["population"].nunique().ge(2).any() for part in (silo, swarm))
-    horizons = silo.groupby(["method", "population"])["rounds"].nunique().ge(2).any()
-    effects = any(
-        {a, b} <= set(plays.loc[plays["suite"] == suite, "method"]) for a, b, suite, *_ in KEY_EFFECTS.values()
-    )
-    return bool(populations or horizons or effects)
 
 
 def render(section: Section) -> str:
