@@ -9,7 +9,7 @@ VLLM_VERSION ?= 0.32.0
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: run test lint format vllm bench clean
+.PHONY: run test lint format vllm browser bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,7 +36,16 @@ $(VLLM_VENV)/.installed-$(VLLM_VERSION):
 
 vllm: $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION) lint
+# The episode viewer's tests open its pages in Debian's chromium through chromedriver (apt, as root or
+# with sudo), installed here where either is missing; the package lists are refreshed only if needed.
+CHROMIUM_PACKAGES := chromium chromium-driver
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM_PACKAGES) || \
+	  { $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM_PACKAGES); }
+
+test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION) browser lint
 	$(BIN)/python -m pytest -q
 
 # Formatting and lint (ruff, configured in pyproject.toml): `make format` rewrites what `lint` finds.
@@ -48,7 +57,7 @@ format: $(VENV)/.installed
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed browser
 	$(BIN)/python benchmarks/bench_episodes.py
 	$(BIN)/python benchmarks/bench_agentsnet.py
 	$(BIN)/python benchmarks/bench_swarmbench.py
@@ -57,6 +66,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_stats.py
+	$(BIN)/python benchmarks/bench_view.py
 	$(BIN)/python benchmarks/bench_scale.py
 	cd benchmarks && ../$(BIN)/python bench_integrity.py
 

@@ -39,6 +39,7 @@ from hivebench.report import (
     section_cells,
     section_files,
 )
+from hivebench.view.sample import PAGES_DIR, sampled
 
 DEFAULT_CONFIG = "config/config.yaml"
 # The software every rule runs with (`--use-conda` builds it); relative to the rules/ files.
@@ -153,6 +154,39 @@ def study_report_files(study):
 
 def study_sections(wildcards):
     return [report_file(wildcards.study, f"{name}/{SECTION_FILE}") for name in study_section_names(wildcards.study)]
+
+
+# Episode pages: the first `report.episode_pages` seeds of each method x task x N (and replicate) of a
+# study, drawn by `hivebench view --folder` into reports/<study>/episodes/ (hivebench.view.sample).
+EPISODE_PAGES = CONFIG["report"]["episode_pages"]
+VEGA_BUNDLE = "reports/vega.js"
+
+
+@cache
+def page_cells(study):
+    """(cell file, its job's summary) of each episode a study's report draws as a page."""
+    job_of = {}
+    cells = []
+    for job in JOBS[study]:
+        for cell in job.cells():
+            job_of[cell_path(cell)] = job.summary_path
+            cells.append(cell)
+    return tuple((cell_path(cell), job_of[cell_path(cell)]) for cell in sampled(cells, EPISODE_PAGES))
+
+
+def page_cell_files(wildcards):
+    return [cell for cell, _ in page_cells(wildcards.study)]
+
+
+def page_jobs(wildcards):
+    """The job summaries of the drawn cells: a job writes its cells before its summary, so the pages
+    rerun exactly when their cells' jobs do."""
+    return sorted({job for _, job in page_cells(wildcards.study)})
+
+
+def study_pages(wildcards):
+    """The study's pages folder, where it has one: the report page links its pages."""
+    return [PAGES_DIR.format(study=wildcards.study)] if EPISODE_PAGES else []
 
 
 @cache  # asked three times per section while Snakemake plans

@@ -49,12 +49,45 @@ for suite_name in SECTIONS_IN_USE:
             " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
+# The Vega, Vega-Lite and Vega-Embed JavaScript (bundled by vl-convert, 0.9 MB) once for every study's
+# episode pages.
+rule vega_bundle:
+    output:
+        VEGA_BUNDLE,
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/report/vega_bundle.log",
+    shell:
+        "hivebench view --bundle {output:q} > {log:q} 2>&1"
+
+
+# A page per drawn episode (rules/common.smk, page_cells), and the index the report page links them from.
+rule episode_pages:
+    input:
+        jobs=page_jobs,
+        bundle=VEGA_BUNDLE,
+    output:
+        directory(PAGES_DIR),
+    params:
+        cells=page_cell_files,
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/report/{study}/episodes.log",
+    shell:
+        "hivebench view --folder {output:q} --bundle {input.bundle:q} {params.cells:q} > {log:q} 2>&1"
+
+
 rule report:
     input:
         episodes=EPISODES_TABLE,
         scores="results/{study}/scores.parquet",
         contrasts="results/{study}/contrasts.parquet",
         sections=study_sections,
+        pages=study_pages,
     output:
         [report_output(name) for name in COMMON_FILES],
     params:

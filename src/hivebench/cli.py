@@ -21,6 +21,7 @@ from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
 from hivebench.report import MATRIX_SECTION, WAGGLE_SECTION
 from hivebench.suite import TaskParamError
+from hivebench.view import EpisodeError
 
 DEFAULT_CONFIG = "config/config.yaml"
 DEFAULT_ANCHORS = "config/anchors.yaml"
@@ -347,6 +348,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    from hivebench.view.episode import load, page_path
+    from hivebench.view.folder import write_bundle, write_pages
+    from hivebench.view.page import render
+
+    if args.folder:
+        bundle = args.bundle or write_bundle(Path(args.folder) / "vega.js")
+        pages = write_pages(args.cells, args.folder, bundle)
+        print(f"{len(pages)} episode pages in {args.folder}, loading {bundle}")
+        return 0
+    if args.bundle:
+        if args.cells:
+            raise EpisodeError("--bundle without --folder writes the bundle alone: give no cells")
+        print(write_bundle(args.bundle))
+        return 0
+    if not args.cells:
+        raise EpisodeError("no cell to draw: give a cell file")
+    if len(args.cells) > 1 and args.out:
+        raise EpisodeError("--out names one page: give one cell, or --folder for several")
+    for target in args.cells:
+        episode = load(target)
+        print(render(episode, args.out or page_path(episode.path)))
+    return 0
+
+
 def cmd_viewset_decide(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -498,6 +524,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_report_section)
 
+    p = sub.add_parser("view", help="write a cell's episode as one self-contained HTML page; print its path")
+    p.add_argument(
+        "cells",
+        nargs="*",
+        metavar="CELL",
+        help="a cell file: results/episodes/<study>/<suite>/<task>/<method>/n<N>/s<seed>.parquet",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--out", help="the page to write (default: beside the cell file, s<seed>.html)")
+    where.add_argument(
+        "--folder", help="write every cell's page into this folder, laid out as the cells, sharing one Vega bundle"
+    )
+    p.add_argument(
+        "--bundle",
+        help="with --folder: the Vega bundle file the pages load (default: one written into the folder); "
+        "alone: write that file",
+    )
+    p.set_defaults(func=cmd_view)
+
     p = sub.add_parser("viewset-decide", help="a Waggle controller's admitted record for every view of a set")
     p.add_argument("--params", required=True, help="JSON: the waggle method's parameters, as a cell holds them")
     p.add_argument("--views", required=True, help="the view set (Parquet)")
@@ -517,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Errors that are the input's or the machine's, not hivebench's: one line naming the problem, exit 2.
-EXPECTED_ERRORS = (CellError, TaskParamError, BackendError, AnchorError, OSError, json.JSONDecodeError)
+EXPECTED_ERRORS = (CellError, TaskParamError, BackendError, AnchorError, EpisodeError, OSError, json.JSONDecodeError)
 
 
 def exit_status(exc: BaseException) -> int:

@@ -123,6 +123,10 @@ class Suite:
     # files the section writes into reports/<study>/<suite>/; each .csv and .png has its caption for
     # `snakemake --report` in the suite's package, captions/<file stem>.rst
     report_files: tuple[str, ...] = field(default=())
+    # draws one episode for the episode viewer ("module:function"): hivebench.view.episode.Episode ->
+    # hivebench.view.scene.Scene (its agents on its contact structure, its per-step measures). None:
+    # the viewer places the agents on a circle, without contacts.
+    viewer: str | None = None
     # Anchor-normalised metrics: the episodes column naming the anchored task (its values are the
     # anchors file's task keys), and the values that must have an anchor (None: every one); the
     # others get no normalised score.

@@ -1,17 +1,20 @@
 """A content-addressed response cache: one append-only JSON Lines file per cell.
 
 One file per cell keeps concurrent Snakemake jobs (and cluster nodes sharing a filesystem) from ever
-writing the same file. Each finished call is appended and flushed at once, so a killed episode keeps
-every reply it had paid for; a torn last line (killed mid-write) is ignored on reading.
+writing the same file. Each line holds the key, the result and the chat that was asked (`messages`:
+what the episode viewer shows as the prompt; a reader needs only the key and the result). Each
+finished call is appended and flushed at once, so a killed episode keeps every reply it had paid for;
+a torn last line (killed mid-write) is ignored on reading.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
-from hivebench.models import ChatResult
+from hivebench.models import ChatResult, Message
 
 
 class ResponseCache:
@@ -36,10 +39,11 @@ class ResponseCache:
             self.hits += 1
         return result
 
-    def put(self, key: str, result: ChatResult) -> None:
+    def put(self, key: str, result: ChatResult, messages: Sequence[Message] = ()) -> None:
         self.entries[key] = result
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps({"key": key, "result": result.to_json()}, ensure_ascii=False) + "\n"
+        record = {"key": key, "result": result.to_json(), "messages": list(messages)}
+        line = json.dumps(record, ensure_ascii=False) + "\n"
         if self._torn:
             line, self._torn = "\n" + line, False
         with self.path.open("a", encoding="utf-8") as out:

@@ -31,6 +31,7 @@ class Decision:
     calls: int  # 1, or 2 with a repair
     usage: Usage  # summed over the calls
     repair: tuple[Message, ...] = ()  # after a repair: the rejected reply and the message that asked again
+    keys: tuple[str, ...] = ()  # its calls' response-cache keys (none from a backend that is not cached)
 
 
 def check(text: str, schema: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
@@ -113,13 +114,14 @@ class Decider:
                     results[i] = result
             self.calls_made += len(requests)
             return results  # type: ignore[return-value]  # every request belongs to one episode
-        keys = [r.key(self.backend.name, self.backend.model) for r in requests]
+        keys = self.keys(requests)
         results = [self.caches[e].get(k) for k, e in zip(keys, episodes)]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:
 
             def store(index: int, result: ChatResult) -> None:
-                self.caches[episodes[missing[index]]].put(keys[missing[index]], result)
+                asked = missing[index]
+                self.caches[episodes[asked]].put(keys[asked], result, requests[asked].messages)
                 self.calls_made += 1
 
             fresh = self.backend.complete([requests[i] for i in missing], store)
@@ -133,18 +135,27 @@ class Decider:
                     )
         return results  # type: ignore[return-value]  # every slot is filled above
 
+    def keys(self, requests: list[ChatRequest]) -> list[str]:
+        """The requests' response-cache keys ("" each where the backend is not cached)."""
+        if self.scripted is not None:
+            return [""] * len(requests)
+        return [r.key(self.backend.name, self.backend.model) for r in requests]
+
     def decide(self, requests: list[ChatRequest], episodes: list[int]) -> list[Decision]:
         results = self.complete(requests, episodes)
+        keys = [(key,) if key else () for key in self.keys(requests)]
         checked = [read(q, r.text) for r, q in zip(results, requests)]
         bad = [i for i, (_, error) in enumerate(checked) if error is not None]
         asked = [repair_request(requests[i], results[i].text, checked[i][1] or "") for i in bad]
         repairs = self.complete(asked, [episodes[i] for i in bad])
         decisions = [
-            Decision(value, result.text, VALID, 1, result.usage) for (value, _), result in zip(checked, results)
+            Decision(value, result.text, VALID, 1, result.usage, keys=key)
+            for (value, _), result, key in zip(checked, results, keys)
         ]
-        for i, ask, repaired in zip(bad, asked, repairs):
+        for i, ask, repaired, repair_key in zip(bad, asked, repairs, self.keys(asked)):
             value, error = read(requests[i], repaired.text)
             status = REPAIRED if error is None else FALLBACK
             usage = add(results[i].usage, repaired.usage)
-            decisions[i] = Decision(value, repaired.text, status, 2, usage, ask.messages[-2:])
+            call_keys = (*keys[i], repair_key) if repair_key else keys[i]
+            decisions[i] = Decision(value, repaired.text, status, 2, usage, ask.messages[-2:], call_keys)
         return decisions

@@ -12,6 +12,8 @@ import pandas as pd
 from hivebench.report import SECTION_FILE
 from hivebench.report.charts import forest_chart, scaling_chart
 from hivebench.scores import POOLED
+from hivebench.view.folder import read_index
+from hivebench.view.sample import PAGES_FOLDER
 
 SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
 CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
@@ -140,6 +142,31 @@ bootstrap resamples of units within strata (each row's <code>method</code> says 
 <img src="forest.png" alt="forest plot of paired contrasts" style="max-width: 100%">"""
 
 
+def pages_html(out: Path) -> str:
+    """The study's episode pages (its episodes/ folder, where it has one), a row per method x task x N
+    with a link per seed."""
+    rows = read_index(out / PAGES_FOLDER)
+    if not rows:
+        return ""
+    e = html.escape
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for row in rows:
+        method = row["method"] if row["replicate"] is None else f"{row['method']} ({row['replicate']})"
+        key = (row["suite"], row["task"], method, str(row["population"]))
+        link = f'<a href="{e(PAGES_FOLDER + "/" + row["page"])}">seed {e(str(row["seed"]))}</a>'
+        groups.setdefault(key, []).append(link)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{e(v)}</td>" for v in key) + f"<td>{' '.join(links)}</td></tr>"
+        for key, links in groups.items()
+    )
+    return f"""<h2 id="episodes">Episodes</h2>
+<p>Each episode below replays step by step in the browser (the contact structure, what was sent, the
+per-state measures, each agent's row and its model calls): the first seeds of each method, task and
+N (<code>report.episode_pages</code>). <code>hivebench view</code> draws any other cell the same way.</p>
+<table class="episodes"><thead><tr><th>suite</th><th>task</th><th>method</th><th>N</th><th>pages</th></tr></thead>
+<tbody>{body}</tbody></table>"""
+
+
 def render_page(
     study: str,
     scores: pd.DataFrame,
@@ -174,6 +201,7 @@ def render_page(
 {summary}
 {"".join(f'<section id="{e(s)}">{part}</section>' for s, part in zip(sections, parts))}
 {_contrasts_html(contrasts, confidence)}
+{pages_html(out)}
 <h2>Scores by population</h2>
 {html_table(scores[score_columns(scores)])}
 {file_links("", SCORE_LINKS)}

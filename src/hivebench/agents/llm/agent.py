@@ -275,7 +275,9 @@ class LLMAgent(Policy):
 
     def columns(self, episode: int) -> dict[str, pa.Array]:
         """Per (step, agent) row of one episode, in its table's order: the notes in force after that
-        step and the decision that produced it (step 0 holds the initial notes and no decision)."""
+        step and the decision that produced it (step 0 holds the initial notes and no decision): its
+        outcome, usage, the reply as the model gave it (the repair's, after a repair) and its calls'
+        keys in the cell's response cache (where the chat asked lies: the episode viewer's prompt)."""
         notes, rounds = self._episode(episode)
         decisions: list[Decision | None] = [None] * len(notes[0]) + [d for round_ in rounds for d in round_]
 
@@ -290,6 +292,8 @@ class LLMAgent(Policy):
             "latency_s": pa.array(usage("latency_s"), pa.float64()),
             "retries": pa.array(usage("retries"), pa.int32()),
             "notes": pa.array([text for step in notes for text in step], pa.string()),
+            "reply": pa.array([None if d is None else d.text for d in decisions], pa.string()),
+            "call_keys": pa.array([None if d is None else list(d.keys) for d in decisions], pa.list_(pa.string())),
         }
 
     def summary(self, episode: int) -> dict[str, Any]:

@@ -94,6 +94,7 @@ SUITE = Suite(
         "population": 8,
     },
     report=f"{PACKAGE}.report:render",
+    viewer=f"{PACKAGE}.view:scene",
     report_files=("agentsnet.csv", "agentsnet.md", "agentsnet.tex", "agentsnet_scaling.html", "agentsnet_scaling.png"),
     waggle=f"{PACKAGE}.waggle:NetAdapter",
 )

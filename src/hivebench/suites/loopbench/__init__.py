@@ -104,6 +104,7 @@ SUITE = Suite(
     text_view=f"{PACKAGE}.text:ColoringView",
     example={"task": {"kind": "coloring", "graph": "cycle", "steps": 6}, "method": "random", "population": 5},
     report=f"{PACKAGE}.report:render",
+    viewer=f"{PACKAGE}.view:scene",
     report_files=(
         "table1.csv",
         "table1.md",

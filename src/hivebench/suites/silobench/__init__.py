@@ -208,6 +208,7 @@ SUITE = Suite(
         "population": 8,
     },
     report=f"{PACKAGE}.report:render",
+    viewer=f"{PACKAGE}.view:scene",
     report_files=(
         "silobench.csv",
         "silobench.md",

@@ -180,6 +180,7 @@ SUITE = Suite(
     text_view=f"{PACKAGE}.text:SwarmView",
     example={"task": {"kind": "swarmbench", "task": "pursuit", "rounds": 12}, "method": "random", "population": 8},
     report=f"{PACKAGE}.report:render",
+    viewer=f"{PACKAGE}.view:scene",
     report_cells=frame_cells,
     waggle=f"{PACKAGE}.waggle:SwarmAdapter",
     anchor_column="swarm_task",

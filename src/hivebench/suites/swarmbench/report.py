@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from hivebench import compat
 from hivebench.anchors import Anchors
 from hivebench.paths import cell_path_of
 from hivebench.replicated import episode_bootstrap, episode_ci
@@ -21,11 +20,10 @@ from hivebench.report import Section
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.store import CELL_KEY
-from hivebench.suites.swarmbench import AGGREGATE, DIFFERENCES, frame_picks
-from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, played_level
+from hivebench.suites.swarmbench import AGGREGATE, frame_picks
+from hivebench.suites.swarmbench.view import level_of, objects, terrain_tiles
 
 KEYS = ["swarm_task", "compat", "population", "method"]
-KINDS = {WALL: "wall", FOOD: "food", NEST: "nest"}
 FRAMES = 3  # states drawn per episode: the start, the middle, the end
 
 
@@ -106,36 +104,19 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 def frames(row: pd.Series) -> pd.DataFrame:
     """One episode's map, agents, and prey or box at the start, middle and end: (frame, row, col, kind)."""
     path = cell_path_of(row)
-    params = json.loads(pq.read_schema(path).metadata[CELL_KEY])["task"]["params"]  # the level's settings
-    settings = compat.settings(params, DIFFERENCES)
-    start = played_level(row["swarm_task"], int(row["population"]), int(row["seed"]), int(row["size"]), settings)
-    terrain = start.terrain
-    walls = [(r, c, KINDS[int(terrain[r, c])]) for r, c in zip(*np.nonzero(terrain))]
+    cell = json.loads(pq.read_schema(path).metadata[CELL_KEY])
+    level = level_of(cell, row)
+    size = len(level.terrain)
+    walls = terrain_tiles(level.terrain)
     agents = pd.read_parquet(path, columns=["step", "row", "col"])
     states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
     parts = []
     for state in states:
-        at = agents[
-            (agents["step"] == state)
-            & agents["row"].between(0, len(terrain) - 1)
-            & agents["col"].between(0, len(terrain) - 1)
-        ]
-        parts.append(pd.DataFrame(walls, columns=["row", "col", "kind"]).assign(frame=f"t = {state}"))
+        at = agents[(agents["step"] == state) & agents["row"].between(0, size - 1) & agents["col"].between(0, size - 1)]
+        parts.append(walls.assign(frame=f"t = {state}"))
         parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
-        parts.append(objects(row, start.box, state, len(terrain)).assign(frame=f"t = {state}"))
+        parts.append(objects(row, level.box, state, size).assign(frame=f"t = {state}"))
     return pd.concat(parts).assign(task=row["swarm_task"], method=row["method"], n=int(row["population"]))
-
-
-def objects(row: pd.Series, box: np.ndarray | None, state: int, size: int) -> pd.DataFrame:
-    """The prey or the box (moved as recorded, what is left of it on the map) at a state."""
-    cells = np.zeros((0, 2), dtype=np.int64)
-    if row["swarm_task"] == "pursuit":
-        cells = np.array([row["prey_path"][state]])
-    elif row["swarm_task"] == "transport" and box is not None:
-        cells = box + np.asarray(row["box_path"][state])
-        cells = cells[((cells >= 0) & (cells < size)).all(axis=1)]
-    kind = "prey" if row["swarm_task"] == "pursuit" else "box"
-    return pd.DataFrame({"row": cells[:, 0], "col": cells[:, 1], "kind": kind})
 
 
 def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:

@@ -1,0 +1,316 @@
+"""The episode page: one HTML file that opens from disk with no network. Vega-Lite (its JavaScript
+bundled by vl-convert into the page) draws the scene and the per-step measures from a spec written
+here as plain data (altair's builders cost a third of a second a page; the tests check the spec
+against Vega-Lite's schema with altair); a small
+script (viewer.js) drives the step slider and fills the agent panel from the episode's rows. Every
+text from a model, a config or a table reaches the page as JSON data and is shown as text."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import vl_convert
+
+from hivebench.registry import SUITE_OBJECTS
+from hivebench.suite import load as load_target
+from hivebench.view.episode import Episode
+from hivebench.view.scene import EVERY_STATE, Scene, layout, placed_agents
+
+SCENE_PX = 480  # the scene's side in pixels
+METRIC_SIZE = (320, 80)  # each measure's chart
+LABELLED = 24  # agents are named on the drawing up to this population
+# The page loads nothing: its scripts and data are inline, and the policy forbids every request (Vega
+# compiles its expressions with Function: 'unsafe-eval').
+POLICY = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:"
+LICENCE = (
+    "Vega, Vega-Lite and Vega-Embed (https://vega.github.io), BSD-3-Clause, copyright the University of "
+    "Washington Interactive Data Lab; bundled by vl-convert"
+)
+TILE_COLOURS = {"wall": "#555555", "food": "#2ca02c", "nest": "#ff7f0e", "prey": "#d62728", "box": "#8c564b"}
+LINK_COLOURS = ["#f58518", "#54a24b", "#b279a2"]  # messages, traces, ...
+PANEL_COLUMNS_LAST = ("notes", "reply", "record")  # long texts, shown whole below the row's fields
+
+
+@cache
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and Vega-Embed as one script (window.vegaEmbed), safe inside a <script> element."""
+    return script_safe(vl_convert.javascript_bundle())
+
+
+def script_safe(text: str) -> str:
+    """Script text to place inside a <script> element: a "</script" (which would end the element) or
+    "<!--" written with an escaped character, which means the same in a JavaScript string or regex."""
+    return re.sub("</(script)", r"<\\/\1", text, flags=re.IGNORECASE).replace("<!--", "<\\!--")
+
+
+def json_script(value: Any) -> str:
+    """JSON for a <script type="application/json"> element: every "<" escaped, so no text inside it
+    (a model's reply holding "</script>") can close the element."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def default_scene(episode: Episode) -> Scene:
+    """A suite without a viewer: its agents on a circle, without contacts."""
+    positions = layout(episode.n, np.zeros((0, 2), dtype=np.int64), int(episode.cell["seed"]), ring=True)
+    agents = episode.agents
+    return Scene(agents=placed_agents(agents, positions, agents["agent"]), state="agent", metrics=pd.DataFrame())
+
+
+def scene_of(episode: Episode) -> Scene:
+    target = SUITE_OBJECTS[episode.cell["suite"]].viewer
+    return default_scene(episode) if target is None else load_target(target)(episode)
+
+
+def model_measures(agents: pd.DataFrame) -> pd.DataFrame:
+    """An LLM method's per-state measures: its decisions by outcome and the tokens they took."""
+    parts = []
+    if "decision" in agents:
+        outcomes = agents.dropna(subset=["decision"]).groupby(["step", "decision"]).size()
+        parts.append(outcomes.rename("value").reset_index().rename(columns={"decision": "metric"}))
+    if "input_tokens" in agents:
+        tokens = agents.groupby("step")[["input_tokens", "output_tokens"]].sum().sum(axis=1)
+        parts.append(tokens.rename("value").reset_index().assign(metric="tokens"))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "metric", "value"])
+
+
+def links(scene: Scene, episode: Episode) -> pd.DataFrame:
+    """Each round's messages and traces between two agents as lines from sender to receiver (drawn at
+    the state they were sent from), and the broadcasts as their sender's place (x2, y2 NaN)."""
+    places = scene.agents[["step", "agent", "x", "y"]]
+    parts = []
+    for name, table in episode.tables.items():
+        sender = "sender" if "sender" in table else "writer" if "writer" in table else None
+        if sender is None or not len(table):
+            continue
+        rows = table[["step", sender]].rename(columns={sender: "agent"})
+        rows["to"] = table["receiver"] if "receiver" in table else -1
+        drawn = rows.merge(places, on=["step", "agent"]).merge(
+            places.rename(columns={"agent": "to", "x": "x2", "y": "y2"}), on=["step", "to"], how="left"
+        )
+        parts.append(drawn.assign(kind=name)[["step", "x", "y", "x2", "y2", "kind"]])
+    return (
+        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "x", "y", "x2", "y2", "kind"])
+    )
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A table's rows for a Vega dataset, a missing value as null."""
+    return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+
+
+def layer(data: str, mark: dict[str, Any], encoding: dict[str, Any], per_state: bool = True) -> dict[str, Any]:
+    """One Vega-Lite layer over the named dataset; `per_state`: only the rows of the shown state (the
+    `step` parameter), and those of every state (EVERY_STATE)."""
+    spec = {"data": {"name": data}, "mark": mark, "encoding": encoding}
+    if per_state:
+        spec["transform"] = [{"filter": f"datum.step == step || datum.step == {EVERY_STATE}"}]
+    return spec
+
+
+def nominal(field: str, title: str, domain: list[Any], **scale: Any) -> dict[str, Any]:
+    return {"field": field, "type": "nominal", "title": title, "scale": {"domain": domain, **scale}}
+
+
+def scene_spec(scene: Scene, lines: pd.DataFrame, n: int, datasets: dict[str, Any]) -> dict[str, Any]:
+    """The contact structure at the shown state: edges, a grid's tiles, the round's messages, the
+    agents coloured by their state, the broadcasters ringed, and (up to LABELLED agents) their numbers."""
+    if scene.grid:
+        bounds, reverse = [-0.5, scene.size - 0.5], True
+        tile = (SCENE_PX / max(scene.size, 1)) ** 2
+        node = tile * 0.45
+    else:
+        bounds, reverse = [-1.15, 1.15], False
+        tile, node = 0.0, max(40.0, min(400.0, 6000.0 / max(n, 1)))
+    x = {"field": "x", "type": "quantitative", "scale": {"domain": bounds}, "axis": None}
+    y = {"field": "y", "type": "quantitative", "scale": {"domain": bounds, "reverse": reverse}, "axis": None}
+    ends = {"x2": {"field": "x2"}, "y2": {"field": "y2"}}
+    layers = []
+    if len(scene.edges):
+        datasets["edges"] = records(scene.edges)
+        layers.append(layer("edges", {"type": "rule", "color": "#bbbbbb"}, {"x": x, "y": y, **ends}, False))
+    if len(scene.tiles):
+        datasets["tiles"] = records(scene.tiles)
+        kinds = [kind for kind in TILE_COLOURS if kind in set(scene.tiles["kind"])]
+        colour = nominal("kind", "map", kinds, range=[TILE_COLOURS[k] for k in kinds])
+        mark = {"type": "square", "size": tile * 0.92, "opacity": 0.9}
+        layers.append(layer("tiles", mark, {"x": x, "y": y, "color": colour, "tooltip": [{"field": "kind"}]}))
+    pairs = lines.dropna(subset=["x2"])
+    if len(pairs):
+        datasets["links"] = records(pairs)
+        kinds = sorted(pd.unique(pairs["kind"]).tolist())
+        drawn = {
+            "color": nominal("kind", "sent this round", kinds, range=LINK_COLOURS[: len(kinds)]),
+            "strokeDash": nominal("kind", "sent this round", kinds),
+        }
+        layers.append(
+            layer("links", {"type": "rule", "strokeWidth": 2.5, "opacity": 0.8}, {"x": x, "y": y, **ends, **drawn})
+        )
+    datasets["agents"] = records(scene.agents)
+    # every state's values in the domain: a value keeps its colour from state to state
+    states = sorted(pd.unique(scene.agents["state"]).tolist(), key=lambda v: (len(v), v))
+    agent = {
+        "x": x,
+        "y": y,
+        "color": nominal("state", scene.state, states, scheme="set2"),
+        "tooltip": [{"field": "agent", "type": "quantitative"}, {"field": "state", "title": scene.state}],
+    }
+    circle = {"type": "circle", "size": node, "opacity": 1, "stroke": "#222222", "strokeWidth": 0.8}
+    layers.append({**layer("agents", circle, agent), "name": "agents"})  # its SVG group's class: agents_marks
+    broadcasts = lines[lines["x2"].isna()]
+    if len(broadcasts):
+        datasets["broadcasts"] = records(broadcasts)
+        ring = {"type": "point", "shape": "circle", "filled": False, "size": node * 2.2, "color": "#e45756"}
+        layers.append(layer("broadcasts", {**ring, "strokeWidth": 2}, {"x": x, "y": y}))
+    if n <= LABELLED:
+        text = {"x": x, "y": y, "text": {"field": "agent", "type": "quantitative"}}
+        layers.append(layer("agents", {"type": "text", "dy": -14, "fontSize": 11}, text))
+    return {
+        "layer": layers,
+        "width": SCENE_PX,
+        "height": SCENE_PX,
+        "title": "the contact structure at this state",
+        "resolve": {"scale": {"color": "independent"}},
+    }
+
+
+def metrics_spec(metrics: pd.DataFrame, datasets: dict[str, Any]) -> dict[str, Any]:
+    """Each measure against the state, a rule at the shown one."""
+    datasets["now"] = [{}]
+    marker = {
+        "data": {"name": "now"},
+        "transform": [{"calculate": "step", "as": "now"}],
+        "mark": {"type": "rule", "color": "#d62728"},
+        "encoding": {"x": {"field": "now", "type": "quantitative"}},
+    }
+    charts = []
+    for number, name in enumerate(pd.unique(metrics["metric"])):
+        rows = metrics[metrics["metric"] == name]
+        datasets[f"metric{number}"] = records(rows[["step", "value"]])
+        line = {
+            "x": {"field": "step", "type": "quantitative", "title": "state"},
+            "y": {"field": "value", "type": "quantitative", "title": None},
+            "tooltip": [{"field": "step", "type": "quantitative"}, {"field": "value", "type": "quantitative"}],
+        }
+        mark = {"type": "line", "point": len(rows) < 120}
+        charts.append(
+            {
+                "layer": [layer(f"metric{number}", mark, line, False), marker],
+                "width": METRIC_SIZE[0],
+                "height": METRIC_SIZE[1],
+                "title": str(name),
+            }
+        )
+    return {"vconcat": charts}
+
+
+def vega_spec(scene: Scene, lines: pd.DataFrame, metrics: pd.DataFrame, n: int) -> dict[str, Any]:
+    """The page's Vega-Lite spec: the scene and the measures side by side, one `step` parameter."""
+    datasets: dict[str, Any] = {}
+    parts = [scene_spec(scene, lines, n, datasets)]
+    if len(metrics):
+        parts.append(metrics_spec(metrics, datasets))
+    return {
+        "$schema": "https://vega.github.io/schema/vega-lite/v6.json",  # a name, never fetched
+        "hconcat": parts,
+        "resolve": {"scale": {"color": "independent", "strokeDash": "independent"}},
+        "params": [{"name": "step", "value": 0}],  # the shown state; the slider sets it
+        "datasets": datasets,
+    }
+
+
+def columns_of(frame: pd.DataFrame) -> dict[str, list[Any]]:
+    """A table as {column: values} with JSON's null for a missing value (lists kept as lists)."""
+    out = {}
+    for name in frame.columns:
+        values = frame[name].astype(object).where(frame[name].notna(), None).tolist()
+        out[name] = [v.tolist() if isinstance(v, np.ndarray) else v for v in values]
+    return out
+
+
+def payload(episode: Episode) -> dict[str, Any]:
+    """What the panel shows: the per-agent rows, the side tables, the cached calls the rows name."""
+    keys = set()
+    if "call_keys" in episode.agents:
+        keys = {k for ks in episode.agents["call_keys"].dropna() for k in ks}
+    long_texts = [c for c in PANEL_COLUMNS_LAST if c in episode.agents]
+    return {
+        "steps": episode.steps,
+        "n": episode.n,
+        "agents": columns_of(episode.agents),
+        "long": long_texts,
+        "tables": {name: columns_of(table) for name, table in episode.tables.items()},
+        "calls": {k: episode.calls[k] for k in sorted(keys) if k in episode.calls},
+        "cached": bool(episode.calls),
+    }
+
+
+def title_of(cell: dict[str, Any]) -> str:
+    replicate = f" (replicate {cell['replicate']})" if "replicate" in cell else ""
+    return (
+        f"{cell['study']}: {cell['suite']} / {cell['task']['name']} / {cell['method']['name']}{replicate}, "
+        f"N = {cell['population']}, seed {cell['seed']}"
+    )
+
+
+def summary_rows(summary: dict[str, Any]) -> str:
+    """The episode's summary as a table (lists, such as a prey's path, left out: the drawing shows them)."""
+    e = html.escape
+    shown = {k: v for k, v in summary.items() if not isinstance(v, (list, dict))}
+    return "".join(
+        f"<tr><th>{e(str(k))}</th><td>{e(f'{v:.4g}' if isinstance(v, float) else str(v))}</td></tr>"
+        for k, v in shown.items()
+    )
+
+
+def render(episode: Episode, out: str | Path, bundle: Path | None = None) -> Path:
+    """Write the episode's page to `out`; return its path. With `bundle` (a file holding vega_bundle(),
+    shared by a folder of pages) the page loads it from there instead of carrying its own copy."""
+    scene = scene_of(episode)
+    lines = links(scene, episode)
+    metrics = pd.concat([scene.metrics, model_measures(episode.agents)], ignore_index=True)
+    spec = vega_spec(scene, lines, metrics, episode.n)
+    script = resources.files("hivebench.view").joinpath("viewer.js").read_text(encoding="utf-8")
+    style = resources.files("hivebench.view").joinpath("viewer.css").read_text(encoding="utf-8")
+    e = html.escape
+    title = title_of(episode.cell)
+    path = Path(out)
+    vega = f"<script>{vega_bundle()}</script>"
+    policy = POLICY
+    if bundle is not None:  # a classic script: Chrome loads no module from a file: URL
+        vega = f'<script src="{e(os.path.relpath(bundle, path.parent))}"></script>'
+        policy = POLICY.replace("script-src", "script-src file:")  # local files only
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{e(policy)}">
+<title>{e(title)}</title>
+<style>{style}</style>
+</head><body>
+<h1>{e(title)}</h1>
+<p class="source">Cell file: <code>{e(str(episode.path))}</code></p>
+<div id="controls">
+<button id="play" type="button">play</button>
+<input id="step" type="range" min="0" max="{episode.steps}" value="0" aria-label="state">
+<span id="step-label">state 0 of {episode.steps}</span>
+<label>agent <select id="agent"></select></label>
+</div>
+<div id="main"><div id="scene"></div><aside id="panel" aria-live="polite"></aside></div>
+<details><summary>Episode summary</summary><table class="summary">{summary_rows(episode.summary)}</table></details>
+<p class="licence">Drawn with {e(LICENCE)}.</p>
+<script type="application/json" id="episode-spec">{json_script(spec)}</script>
+<script type="application/json" id="episode-data">{json_script(payload(episode))}</script>
+{vega}
+<script type="module">{script_safe(script)}</script>
+</body></html>
+"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
