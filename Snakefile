@@ -38,5 +38,6 @@ rule all:
     default_target: True
     input:
         [report_file(study, name) for study in STUDIES for name in study_report_files(study)],
+        LANDING_PAGE,
         list(JOB_BY_SUMMARY),
         VIEWSET_REPORTS,

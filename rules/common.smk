@@ -160,6 +160,7 @@ def study_sections(wildcards):
 # study, drawn by `hivebench view --folder` into reports/<study>/episodes/ (hivebench.view.sample).
 EPISODE_PAGES = CONFIG["report"]["episode_pages"]
 VEGA_BUNDLE = "reports/vega.js"
+LANDING_PAGE = "reports/index.html"
 
 
 @cache

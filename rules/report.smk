@@ -100,3 +100,21 @@ rule report:
         "hivebench report --only-page --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
         " --out reports/{wildcards.study:q} --resamples {params.resamples} --confidence {params.confidence}"
         " --bootstrap-seed {params.seed} > {log:q} 2>&1"
+
+
+# The run's landing page: every study of the config with what it ran, when, its calls and cost, linked.
+rule landing:
+    input:
+        pages=[report_file(study, "index.html") for study in STUDIES],
+        tables=[EPISODES_TABLE.format(study=study) for study in STUDIES],
+    output:
+        LANDING_PAGE,
+    params:
+        config=CONFIG_SOURCE,
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/report/landing.log",
+    shell:
+        "hivebench report-index {params.config:q} --out {output:q} > {log:q} 2>&1"

@@ -348,6 +348,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report_index(args: argparse.Namespace) -> int:
+    from hivebench.report.landing import render_landing
+
+    print(render_landing(load(args.config), args.config, args.out))
+    return 0
+
+
 def cmd_view(args: argparse.Namespace) -> int:
     from hivebench.view.episode import load, page_path
     from hivebench.view.folder import write_bundle, write_pages
@@ -542,6 +549,11 @@ def build_parser() -> argparse.ArgumentParser:
         "alone: write that file",
     )
     p.set_defaults(func=cmd_view)
+
+    p = sub.add_parser("report-index", help="write the landing page of a run: every study, what ran, when, calls, cost")
+    with_config(p)
+    p.add_argument("--out", default="reports/index.html", help="the page (default: reports/index.html)")
+    p.set_defaults(func=cmd_report_index)
 
     p = sub.add_parser("viewset-decide", help="a Waggle controller's admitted record for every view of a set")
     p.add_argument("--params", required=True, help="JSON: the waggle method's parameters, as a cell holds them")

@@ -11,6 +11,7 @@ import pandas as pd
 
 from hivebench.report import SECTION_FILE
 from hivebench.report.charts import forest_chart, scaling_chart
+from hivebench.report.layout import filled
 from hivebench.scores import POOLED
 from hivebench.view.folder import read_index
 from hivebench.view.sample import PAGES_FOLDER
@@ -43,8 +44,10 @@ def pooled(scores: pd.DataFrame) -> pd.DataFrame:
 
 STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }
-th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; }
-th { background: #f4f4f4; }"""
+th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; }
+table.paper thead th { text-align: center; }
+table.paper tbody th { text-align: left; }"""
 
 
 # The scores table's files, as the page links them.
@@ -89,7 +92,10 @@ def save_chart(chart: alt.TopLevelMixin, out: Path, stem: str) -> None:
 
 
 def html_table(frame: pd.DataFrame) -> str:
-    return frame.to_html(escape=True, border=0, classes="data", index=False, float_format=lambda v: f"{v:.2f}")
+    """A table as a page shows it: its columns that hold nothing left out, numbers to two decimals."""
+    return filled(frame).to_html(
+        escape=True, border=0, classes="data", index=False, float_format=lambda v: f"{v:.2f}", na_rep=""
+    )
 
 
 def file_links(prefix: str, names: list[tuple[str, str]]) -> str:

@@ -10,9 +10,11 @@ import pandas as pd
 
 from hivebench.replicated import episode_ci
 from hivebench.report import Section
+from hivebench.report.layout import interval_text, layout_html, paper_layout
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 
 KEYS = ["problem", "compat", "family", "population", "method"]
+HEADLINE_KEYS = ["problem", "compat", "population", "method"]
 
 
 def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
@@ -31,6 +33,32 @@ def summary_table(episodes: pd.DataFrame, resamples: int, confidence: float, see
         table[key] = pd.Categorical(table[key], list(pd.unique(table[key])), ordered=True)
     table = table.sort_values(["problem", "family", "n", "method"]).reset_index(drop=True)
     return table.astype({"problem": str, "family": str, "method": str})
+
+
+def headline_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Per problem, n and method over every graph family (as the paper reports n): the mean score with
+    its interval, as text to two decimals."""
+    rows = []
+    ruled_episodes = episodes.assign(compat=rules_of(episodes))
+    for (problem, rules, n, method), group in ruled_episodes.groupby(HEADLINE_KEYS, sort=False):
+        # a unit: one instance of one family's task (replicates resample them together)
+        ci = episode_ci(group, "score", resamples, confidence, seed, units=("task", "population", "seed"))
+        rows.append(
+            {"problem": ruled(problem, rules), "n": int(n), "method": method, "score": interval_text(*ci[:3], 2)}
+        )
+    return pd.DataFrame(rows).sort_values("n", kind="stable")
+
+
+def published_rows(published: dict | None) -> pd.DataFrame:
+    """The paper's leaderboard (anchors file, `published.agentsnet.leaderboard`) as headline rows: a
+    method per model, "<model> (paper)"; its columns are the problems, its column groups n."""
+    rows = []
+    for model, groups in (published or {"rows": {}})["rows"].items():
+        for n, values in groups.items():
+            for column, value in zip(published["columns"], values):
+                problem = str(column).lower().replace(" ", "_")
+                rows.append({"problem": problem, "n": int(n), "method": f"{model} (paper)", "score": f"{value:.2f}"})
+    return pd.DataFrame(rows, columns=["problem", "n", "method", "score"])
 
 
 def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
@@ -61,14 +89,25 @@ def scaling_chart(table: pd.DataFrame, confidence: float) -> alt.FacetChart:
 
 
 def render(section: Section) -> str:
-    """Write the AgentsNet files; return the section's HTML (no published table yet)."""
+    """Write the AgentsNet files; return the section's HTML."""
     episodes, confidence, prefix = section.episodes, section.confidence, section.prefix
     table = summary_table(episodes, section.resamples, confidence, section.seed)
+    leaderboard = section.published.get("leaderboard")
+    headline = pd.concat(
+        [headline_table(episodes, section.resamples, confidence, section.seed), published_rows(leaderboard)],
+        ignore_index=True,
+    )
+    wide = paper_layout(
+        headline.sort_values("n", kind="stable"), "problem", "n", "method", "score", lambda n: f"n = {n}"
+    )
+    paper_note = (
+        f"<p>Paper rows: {html.escape(leaderboard['provenance'])} (config/anchors.yaml).</p>" if leaderboard else ""
+    )
     write_tables(table, section.out, "agentsnet")
     save_chart(scaling_chart(table, confidence), section.out, "agentsnet_scaling")
     shown = table.assign(
-        score=[f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
-        solved=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.solved, table.solved_lo, table.solved_hi)],
+        score=[interval_text(m, lo, hi, 3) for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
+        solved=[interval_text(m, lo, hi, 2) for m, lo, hi in zip(table.solved, table.solved_lo, table.solved_hi)],
     )[["problem", "family", "n", "method", "score", "solved", "rounds", "episodes"]]
     links = [
         ("agentsnet.csv", "agentsnet.csv"),
@@ -77,7 +116,12 @@ def render(section: Section) -> str:
         ("agentsnet_scaling.html", "interactive chart"),
     ]
     return f"""<h2>AgentsNet</h2>
-<p>{len(episodes)} episodes. Per problem, graph family, n and method: the mean score (the AgentsNet
+<p>{len(episodes)} episodes. Per problem and n, as the paper reports them (over its three graph
+families): the mean score of each method with a {confidence:.0%} percentile bootstrap interval over
+instances, the methods side by side at each n.</p>
+{layout_html(wide)}
+{paper_note}
+<p>Per problem, graph family, n and method: the mean score (the AgentsNet
 per-instance score) and the strict solved fraction (score = 1), each with a {confidence:.0%} percentile
 bootstrap interval over instances; rounds: the mean number of message rounds R (the paper's rule unless
 the task sets it).</p>

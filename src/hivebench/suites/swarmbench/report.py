@@ -17,6 +17,7 @@ from hivebench.anchors import Anchors
 from hivebench.paths import cell_path_of
 from hivebench.replicated import episode_bootstrap, episode_ci
 from hivebench.report import Section
+from hivebench.report.layout import interval_text, layout_html, paper_layout
 from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.store import CELL_KEY
@@ -124,6 +125,8 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
     declares its section reads (frame_picks, Suite.report_cells), so they are inputs of its rule."""
     picked = episodes.iloc[frame_picks(zip(episodes["swarm_task"], episodes["population"], episodes["seed"]))]
     cells = pd.concat([frames(row) for _, row in picked.iterrows()])
+    # the frames in time order (Vega-Lite orders a facet's names as text: t = 0, t = 100, t = 50)
+    order = sorted(pd.unique(cells["frame"]), key=lambda frame: int(frame.removeprefix("t = ")))
     colours = alt.Scale(
         domain=["wall", "food", "nest", "agent", "prey", "box"],
         range=["#555555", "#2ca02c", "#ff7f0e", "#1f77b4", "#d62728", "#8c564b"],
@@ -138,7 +141,7 @@ def episode_chart(episodes: pd.DataFrame) -> alt.FacetChart:
             tooltip=["task", "method", "n", "frame", "row", "col", "kind"],
         )
         .properties(width=120, height=120)
-        .facet(row=alt.Row("task:N", title=None), column=alt.Column("frame:N", title=None, sort=None))
+        .facet(row=alt.Row("task:N", title=None), column=alt.Column("frame:N", title=None, sort=order))
         .resolve_scale(x="independent", y="independent")
         .properties(title="One episode per task (first method, smallest N, first seed) at the start, middle and end")
     )
@@ -154,12 +157,12 @@ def render(section: Section) -> str:
     save_chart(scaling_chart(table, confidence), out, "swarmbench_scaling")
     episode_chart(episodes).save(str(out / "swarmbench_episodes.png"), scale_factor=1.0)
     shown = table.assign(
-        score=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
+        score=[interval_text(m, lo, hi, 2) for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
         normalised=[
-            "" if np.isnan(m) else f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
-            for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)
+            interval_text(m, lo, hi, 2) for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)
         ],
     )[["task", "n", "method", "score", "normalised", "episodes"]]
+    headline = paper_layout(shown, "task", "n", "method", "score", lambda n: f"N = {n}")
     anchored = ", ".join(
         f"{t} {anchors[('swarmbench', t)][0]:g} (N = {anchors[('swarmbench', t)][1]})"
         for t in AGGREGATE
@@ -185,8 +188,10 @@ def render(section: Section) -> str:
     ]
     return f"""<h2>SwarmBench</h2>
 <p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile
-bootstrap interval over seeds, and for Pursuit, Foraging and Synchronization the score over the task's
-frozen anchor ({html.escape(anchored) or "none in the anchors file"}), applied at every N.</p>
+bootstrap interval over seeds, as the paper lays it out (tasks as rows, the methods side by side at each N).</p>
+{layout_html(headline)}
+<p>Every row, with the score over the task's frozen anchor for Pursuit, Foraging and Synchronization
+({html.escape(anchored) or "none in the anchors file"}), applied at every N:</p>
 {html_table(shown)}
 <h3>Waggle aggregate</h3>
 <p>The mean over Pursuit, Foraging and Synchronization of score / anchor, each task weighing the same,

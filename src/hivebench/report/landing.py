@@ -1,0 +1,109 @@
+"""The landing page of a run (reports/index.html): every study the config holds, what it ran (suites,
+tasks, methods and their models, populations, seeds), when its episodes were collected, the model
+calls, tokens and cost its episodes record, and a link to its report; the commit and hivebench version
+that wrote the page. Model names come from the config; nothing else of a method's settings (a server's
+address, a key's variable) is shown."""
+
+from __future__ import annotations
+
+import datetime
+import html
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from hivebench import __version__
+from hivebench.paths import EPISODES_TABLE
+from hivebench.report.page import STYLE
+
+USAGE = ("llm_calls", "input_tokens", "output_tokens", "cost_usd")
+
+
+def commit() -> str:
+    """The checkout's commit (with "+ changes" where its tracked files differ), or why there is none."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout"
+    return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def when(path: Path) -> str:
+    stamp = datetime.datetime.fromtimestamp(path.stat().st_mtime, datetime.UTC)
+    return stamp.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def models(config: dict[str, Any], methods: list[str]) -> list[str]:
+    """The models a study's methods call, as "method: model (backend)"."""
+    found = []
+    for name in methods:
+        entry = config["methods"][name]
+        if "model" in entry:
+            found.append(f"{name}: {entry['model']} ({entry.get('backend', 'openai')})")
+    return found
+
+
+def study_row(config: dict[str, Any], name: str, root: Path) -> dict[str, str]:
+    study = config["studies"][name]
+    table = root / EPISODES_TABLE.format(study=name)
+    row = {
+        "study": name,
+        "what": study.get("description", ""),
+        "tasks": ", ".join(study["tasks"]),
+        "methods": ", ".join(study["methods"]),
+        "models": "; ".join(models(config, study["methods"])) or "none",
+        "N": ", ".join(str(n) for n in study["populations"]),
+    }
+    if not table.exists():
+        return {**row, "episodes": "not collected yet", "collected": "", "calls": "", "tokens": "", "cost": ""}
+    episodes = pd.read_parquet(table, columns=["seed", *(c for c in USAGE if c in pq.read_schema(table).names)])
+    total = {c: float(episodes[c].sum()) if c in episodes else 0.0 for c in USAGE}
+    cost = f"{total['cost_usd']:.2f} USD" if "cost_usd" in episodes else "not priced" if total["llm_calls"] else ""
+    return {
+        **row,
+        "episodes": f"{len(episodes):,}",
+        "collected": when(table),
+        "calls": f"{int(total['llm_calls']):,}" if total["llm_calls"] else "",
+        "tokens": f"{int(total['input_tokens']):,} in / {int(total['output_tokens']):,} out"
+        if total["llm_calls"]
+        else "",
+        "cost": cost,
+    }
+
+
+def render_landing(config: dict[str, Any], source: str, out: str | Path, root: str | Path = ".") -> Path:
+    """Write the landing page to `out` (its links are relative to it: reports/<study>/index.html)."""
+    path = Path(out)
+    rows = [study_row(config, name, Path(root)) for name in config["studies"]]
+    e = html.escape
+    header = ["study", "what", "tasks", "methods", "models", "N", "episodes", "collected", "calls", "tokens", "cost"]
+    header = [key for key in header if any(row[key] for row in rows)]  # a column that holds nothing is left out
+    body = "".join(
+        "<tr>"
+        + f'<td><a href="{e(row["study"])}/index.html">{e(row["study"])}</a></td>'
+        + "".join(f"<td>{e(row[key])}</td>" for key in header[1:])
+        + "</tr>"
+        for row in rows
+    )
+    written = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>hivebench: {e(source)}</title>
+<style>
+{STYLE}
+td {{ text-align: left; white-space: normal; }}
+</style></head><body>
+<h1>hivebench run: {e(source)}</h1>
+<p>Written {e(written)} by hivebench {e(__version__)}, commit {e(commit())}. Each study's report has its
+tables beside the published ones, its charts and its episode pages; calls, tokens and cost are the sums
+over its episodes' summaries (a call answered from the response cache counts as it did when made).</p>
+<table class="data landing"><thead><tr>{"".join(f"<th>{e(h)}</th>" for h in header)}</tr></thead>
+<tbody>{body}</tbody></table>
+</body></html>
+"""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
