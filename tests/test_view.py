@@ -224,3 +224,19 @@ def test_a_folder_of_pages_shares_one_bundle_and_the_report_links_them(tmp_path,
     links = re.findall(r'<a href="(episodes/[^"]+)">seed (\d+)</a>', pages_html(folder.parent))
     assert [(link, int(seed)) for link, seed in links] == [(f"episodes/{row['page']}", 0) for row in rows]
     assert pages_html(tmp_path) == ""  # a study without pages gets no section
+
+
+def test_a_waggle_controllers_page_carries_its_records_and_replies(tmp_path, monkeypatch):
+    from test_waggle_controller import GOOD
+
+    monkeypatch.chdir(tmp_path)
+    # four agents, two rounds: agent 0's first reply is cut short and its regeneration is whole
+    (tmp_path / "replies.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ["{", *[GOOD] * 8]))
+    method = {"kind": "waggle", "backend": "scripted", "model": "replies.jsonl"}
+    episode = load(played(tmp_path, {"kind": "swarmbench", "task": "pursuit", "rounds": 2}, method, 4))
+    data = page_json(render(episode, tmp_path / "page.html").read_text(encoding="utf-8"))["episode-data"]
+    assert data["long"] == ["record", "reply"]  # shown whole in the panel
+    first = episode.n  # agent 0 at state 1
+    assert data["agents"]["reply"][first] == json.dumps(GOOD) and data["agents"]["rung"][first] == "repaired"
+    assert json.loads(data["agents"]["record"][first])["task_action"] == GOOD["task_action"]
+    assert data["agents"]["call_keys"][first] == []  # a scripted backend is not cached: no prompt on record

@@ -37,7 +37,7 @@ LICENCE = (
 )
 TILE_COLOURS = {"wall": "#555555", "food": "#2ca02c", "nest": "#ff7f0e", "prey": "#d62728", "box": "#8c564b"}
 LINK_COLOURS = ["#f58518", "#54a24b", "#b279a2"]  # messages, traces, ...
-PANEL_COLUMNS_LAST = ("notes", "reply", "record")  # long texts, shown whole below the row's fields
+PANEL_COLUMNS_LAST = ("notes", "record", "reply")  # long texts, shown whole below the row's fields
 
 
 @cache

@@ -38,15 +38,18 @@ AGAIN = "The validator refused that decision ({note}). Return one corrected cano
 
 class Turn:
     """One agent's decision in one round: its rung, the code of its first reply (None: executable),
-    its calls and usage, the record admitted."""
+    its calls and usage, the record admitted; the model's last reply as given and its calls' keys in
+    the response cache (the episode viewer's prompt and reply)."""
 
-    __slots__ = ("rung", "first", "calls", "usage", "record")
+    __slots__ = ("rung", "first", "calls", "usage", "record", "reply", "keys")
 
-    def __init__(self, usage: Usage):
+    def __init__(self, usage: Usage, reply: str, key: str):
         self.rung: str | None = None
         self.first: str | None = None
         self.calls, self.usage = 1, usage
         self.record = ""
+        self.reply = reply
+        self.keys = [key] if key else []
 
 
 def again(request: ChatRequest, reply: str, note: str) -> ChatRequest:
@@ -76,7 +79,8 @@ def ask(
         for agent, view in views.items()
     }
     results = decider.complete(list(requests.values()), [draws[a][1] for a in requests])
-    turns = {agent: Turn(result.usage) for agent, result in zip(requests, results)}
+    keys = decider.keys(list(requests.values()))
+    turns = {agent: Turn(result.usage, result.text, key) for agent, result, key in zip(requests, results, keys)}
     texts: list[str | None] = [None] * len(ladder.proposal)
     for agent, result in zip(requests, results):
         texts[agent] = result.text
@@ -84,8 +88,10 @@ def ask(
     def regenerate(agents: list[int], notes: list[str]) -> list[str]:
         asked = [again(requests[a], texts[a] or "", note) for a, note in zip(agents, notes)]
         replies: list[ChatResult] = decider.complete(asked, [draws[a][1] for a in agents])
-        for agent, result in zip(agents, replies):
-            turns[agent].calls, turns[agent].usage = 2, add(turns[agent].usage, result.usage)
+        for agent, result, key in zip(agents, replies, decider.keys(asked)):
+            turn = turns[agent]
+            turn.calls, turn.usage, turn.reply = 2, add(turn.usage, result.usage), result.text
+            turn.keys += [key] if key else []
         return [result.text for result in replies]
 
     admitted, rungs, first = ladder.admit(texts, regenerate)
@@ -145,6 +151,8 @@ class Controller(ViewRuntime):
             "output_tokens": each(lambda t: t.usage.output_tokens, pa.int32()),
             "latency_s": each(lambda t: t.usage.latency_s, pa.float64()),
             "record": each(lambda t: t.record, pa.string()),
+            "reply": each(lambda t: t.reply, pa.string()),
+            "call_keys": each(lambda t: t.keys, pa.list_(pa.string())),
         }
 
     def summary(self, episode: int) -> dict[str, Any]:
