@@ -171,3 +171,31 @@ def test_the_landing_page_lists_every_study_with_its_models_calls_and_cost(tmp_p
     assert "not collected yet" in rows[1]
     assert "secret.example" not in page and "MY_KEY" not in page and "sk-test-secret" not in page
     assert re.search(r"commit ([0-9a-f]{12}( \+ uncommitted changes)?|not a git checkout)", page)
+
+
+def test_silobenchs_headline_is_levels_by_n_with_the_papers_figures_where_the_study_plays_that_n():
+    from hivebench.suites.silobench.report import headline, paper_headline
+
+    setting = {"method": "distributed", "compat": "hivebench", "protocol": "p2p", "topology": "regular3", "rounds": 9}
+    cells = [
+        {**setting, "n": 8, "level": level, "success": 0.5, "success_lo": 0.25, "success_hi": 0.75}
+        for level in ("I", "all")
+    ]
+    per_n = pd.DataFrame(cells)
+    over_n = per_n.drop(columns="n")
+    published = {
+        "levels": {"rows": {"Model": {"overall": [36.9], "I": [62.0]}}},
+        "populations": {"rows": {"Model": {5: [48.5], 8: [40.0]}}},
+    }
+    wide = paper_layout(paper_headline(headline(per_n, over_n), published), "level", "group", "method", "success")
+    assert list(wide.index) == ["all", "I"]
+    assert list(wide.columns) == [
+        ("N = 8", "distributed"),
+        ("N = 8", "Model (paper)"),
+        ("all N", "distributed"),
+        ("all N", "Model (paper)"),
+    ]  # the paper's N = 5 is not played: left to the full table
+    assert wide.to_numpy().tolist() == [
+        ["50.0 [25.0, 75.0]", "40.0", "50.0 [25.0, 75.0]", "36.9"],
+        ["50.0 [25.0, 75.0]", "", "50.0 [25.0, 75.0]", "62.0"],
+    ]

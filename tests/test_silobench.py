@@ -520,7 +520,8 @@ def test_a_silobench_study_reports_success_beside_the_paper_and_rcc_against_the_
         local.loc[(4, "III"), "success"] == 0.0
     )  # the oracle always succeeds
     section = (tmp_path / "reports/silo/silobench/section.html").read_text()
-    assert section.count("DeepSeek-V3.1 (paper)") == 2 and "61.2" in section and "36.9" in section
+    # the paper's column in the headline at N = 2 (the one N both play) and over N, and its rows in the two tables
+    assert section.count("DeepSeek-V3.1 (paper)") == 4 and "61.2" in section and "36.9" in section
     tasks_csv = pd.read_csv(tmp_path / "reports/silo/silobench/silobench_tasks.csv")
     assert set(tasks_csv["silo_task"]) == {"I-01", "II-11", "III-21"}
 

@@ -121,11 +121,12 @@ families): the mean score of each method with a {confidence:.0%} percentile boot
 instances, the methods side by side at each n.</p>
 {layout_html(wide)}
 {paper_note}
-<p>Per problem, graph family, n and method: the mean score (the AgentsNet
-per-instance score) and the strict solved fraction (score = 1), each with a {confidence:.0%} percentile
-bootstrap interval over instances; rounds: the mean number of message rounds R (the paper's rule unless
-the task sets it).</p>
+<details><summary>Per problem, graph family, n and method ({len(shown)} rows)</summary>
+<p>The mean score (the AgentsNet per-instance score) and the strict solved fraction (score = 1), each
+with a {confidence:.0%} percentile bootstrap interval over instances; rounds: the mean number of
+message rounds R (the paper's rule unless the task sets it).</p>
 {html_table(shown)}
+</details>
 {file_links(prefix, links)}
 <img src="{html.escape(prefix)}agentsnet_scaling.png" alt="AgentsNet score and solved fraction against n"
  style="max-width: 100%">

@@ -15,6 +15,7 @@ import pandas as pd
 
 from hivebench.replicated import episode_bootstrap
 from hivebench.report import Section
+from hivebench.report.layout import layout_html, paper_layout
 from hivebench.report.page import file_links, html_table, rules_of, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.suites.silobench.catalogue import LEVELS
@@ -120,7 +121,56 @@ def pivots(
     )
     per_n = table[(table["topology"] != "none") & (table["level"] == "all")]
     by_n = pd.concat([over_n[over_n["level"] == "all"], per_n.assign(label="N = " + per_n["n"].astype(str))])
-    return {"levels": pivot(over_n.astype({"label": str})), "populations": pivot(by_n.astype({"label": str}))}
+    return {
+        "levels": pivot(over_n.astype({"label": str})),
+        "populations": pivot(by_n.astype({"label": str})),
+        "headline": headline(table[table["topology"] != "none"], over_n),
+    }
+
+
+def setting_labels(cells: pd.DataFrame) -> pd.Series:
+    """Each row's method, with its setting (rules, protocol, topology, R) where the study plays a
+    method under several."""
+    settings = cells[SETTING].astype(str).drop_duplicates()
+    several = settings["method"].duplicated(keep=False)
+    label = cells["method"].astype(str)
+    detail = (
+        cells["compat"] + ", " + cells["protocol"] + ", " + cells["topology"] + ", R = " + cells["rounds"].astype(str)
+    )
+    shown = cells["method"].isin(settings.loc[several, "method"])
+    return label.where(~shown, label + " (" + detail + ")")
+
+
+def headline(per_n: pd.DataFrame, over_n: pd.DataFrame) -> pd.DataFrame:
+    """The paper's layout in long form: success % with its interval per level (all, I, II, III), N
+    (each, then pooled over them: "all N") and method."""
+    both = pd.concat([per_n.assign(group="N = " + per_n["n"].astype(str)), over_n.assign(group="all N")])
+    both = both.assign(
+        method=setting_labels(both),
+        level=pd.Categorical(both["level"].astype(str), ["all", *LEVELS], ordered=True),
+        success=[percent(m, lo, hi) for m, lo, hi in zip(both.success, both.success_lo, both.success_hi)],
+    )
+    return both.sort_values("level", kind="stable").astype({"level": str})[["level", "group", "method", "success"]]
+
+
+def paper_headline(ours: pd.DataFrame, published: dict) -> pd.DataFrame:
+    """Our headline with the paper's success rates beside: by level pooled over N ("all N"), and by N
+    over the levels at the Ns the study plays (the others are in the "Success by N" table)."""
+    rows = []
+    for name, by in (("levels", "level"), ("populations", "population")):
+        for model, groups in published.get(name, {"rows": {}})["rows"].items():
+            for key, values in groups.items():
+                level = "all" if by == "population" or key == "overall" else str(key)
+                group = "all N" if by == "level" else f"N = {key}"
+                rows.append(
+                    {"level": level, "group": group, "method": f"{model} (paper)", "success": f"{values[0]:.1f}"}
+                )
+    paper = pd.DataFrame(rows, columns=ours.columns)
+    both = pd.concat([ours, paper[paper["group"].isin(set(ours["group"]))]], ignore_index=True)
+    groups = sorted(pd.unique(both["group"]), key=lambda g: (g == "all N", int(g.split()[-1]) if g != "all N" else 0))
+    both["group"] = pd.Categorical(both["group"], groups, ordered=True)
+    both["level"] = pd.Categorical(both["level"], ["all", *LEVELS], ordered=True)
+    return both.sort_values(["group", "level"], kind="stable").astype({"group": str, "level": str})
 
 
 def beside_paper(ours: pd.DataFrame, table: dict | None, by: str) -> pd.DataFrame:
@@ -202,8 +252,18 @@ def render(section: Section) -> str:
     save_chart(scaling_chart(table, confidence), out, "silobench_scaling")
     ours = pivots(table, episodes[~episodes["oracle"].astype(bool)], resamples, confidence, seed)
     sections = []
+    if "headline" in ours and len(ours["headline"]):
+        wide = paper_layout(paper_headline(ours["headline"], published), "level", "group", "method", "success")
+        sections.append(
+            "<p>Success (%) by level and N as the paper lays it out (levels as rows, N as column groups, the "
+            "methods side by side; all N: pooled over the study's N), the paper's figures beside:</p>"
+            + layout_html(wide)
+        )
     for by, name, title in (("level", "levels", "Success by level"), ("population", "populations", "Success by N")):
-        sections.append(f"<h3>{title}</h3>\n{html_table(beside_paper(ours[name], published.get(name), by))}")
+        sections.append(
+            f"<details><summary>{title}, with mean S</summary>\n"
+            f"{html_table(beside_paper(ours[name], published.get(name), by))}</details>"
+        )
         if name in published:
             sections.append(f"<p>Paper rows: {html.escape(published[name]['provenance'])} (config/anchors.yaml).</p>")
     shown = table.assign(

@@ -190,9 +190,11 @@ def render(section: Section) -> str:
 <p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile
 bootstrap interval over seeds, as the paper lays it out (tasks as rows, the methods side by side at each N).</p>
 {layout_html(headline)}
-<p>Every row, with the score over the task's frozen anchor for Pursuit, Foraging and Synchronization
-({html.escape(anchored) or "none in the anchors file"}), applied at every N:</p>
+<details><summary>Every task, N and method with its normalised score ({len(shown)} rows)</summary>
+<p>The score over the task's frozen anchor for Pursuit, Foraging and Synchronization
+({html.escape(anchored) or "none in the anchors file"}), applied at every N.</p>
 {html_table(shown)}
+</details>
 <h3>Waggle aggregate</h3>
 <p>The mean over Pursuit, Foraging and Synchronization of score / anchor, each task weighing the same,
 with a {confidence:.0%} interval from resampling seeds within each task.</p>
