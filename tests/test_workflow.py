@@ -27,10 +27,11 @@ def planned_jobs(workdir: Path) -> dict[str, int]:
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", out, re.M) if m[1] != "total"}
 
 
-def rerun_of(blocks: int) -> dict[str, int]:
-    """The jobs a run plans once `blocks` episode blocks of the tiny LoopBench study must run again."""
-    steps = ("collect", "scores", "contrasts", "report", "report_loopbench", "all")
-    return {"episodes": blocks, **dict.fromkeys(steps, 1)}
+def rerun_of(blocks: int, pages: bool) -> dict[str, int]:
+    """The jobs a run plans once `blocks` episode blocks of the tiny LoopBench study must run again;
+    `pages`: one of them holds a drawn episode (a first seed), so the study's episode pages are redrawn."""
+    steps = ("collect", "scores", "contrasts", "report", "report_loopbench", "landing", "all")
+    return {"episodes": blocks, **dict.fromkeys(steps, 1), **({"episode_pages": 1} if pages else {})}
 
 
 def pending_episode_blocks(workdir: Path) -> list[str]:
@@ -182,7 +183,7 @@ def test_changing_one_method_parameter_reschedules_only_its_cells(own_run):
     )
     reasons = re.findall(r"reason: (.*)", snakemake(workdir, "-n").stdout)
     assert sum("Params have changed" in r for r in reasons) == 4
-    assert planned_jobs(workdir) == rerun_of(4)
+    assert planned_jobs(workdir) == rerun_of(4, pages=True)
     random_cell = workdir / "results/episodes/tiny/loopbench/cycle/random/n3/s0.parquet"
     fp_cell = workdir / "results/episodes/tiny/loopbench/cycle/soft_fp/n3/s0.parquet"
     stamps = random_cell.stat().st_mtime_ns, fp_cell.stat().st_mtime_ns
@@ -198,7 +199,7 @@ def test_adding_seeds_runs_only_the_new_cells(own_run):
     config = tiny_config()
     config["studies"]["tiny"]["seeds"] = 12
     write_config(workdir / "config.yaml", config)
-    assert planned_jobs(workdir) == rerun_of(4)  # the new blocks 10-14
+    assert planned_jobs(workdir) == rerun_of(4, pages=False)  # the new blocks 10-14 (seeds 0 are drawn)
     done = workdir / "results/episodes/tiny/loopbench/cycle/random/n5/s9.parquet"
     stamp = done.stat().st_mtime_ns
     snakemake(workdir)
