@@ -11,10 +11,25 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from hivebench.models import ChatResult, Message
+
+
+def cache_records(path: str | Path) -> Iterator[tuple[dict[str, Any], ChatResult]]:
+    """A cache file's whole records, each with its result read (a line torn by a kill mid-write is
+    skipped); none where there is no file."""
+    if not Path(path).exists():
+        return
+    with Path(path).open("rb") as lines:  # bytes: a tear may split a multi-byte character
+        for line in lines:
+            try:
+                record = json.loads(line)
+                yield record, ChatResult.from_json(record["result"])
+            except (ValueError, KeyError, TypeError):  # ValueError covers bad UTF-8 and JSON
+                continue
 
 
 class ResponseCache:
@@ -24,14 +39,7 @@ class ResponseCache:
         self.hits = 0
         # After a torn last line, the next record must start on a line of its own.
         self._torn = self.path.exists() and self.path.stat().st_size > 0 and not self.path.read_bytes().endswith(b"\n")
-        if self.path.exists():
-            with self.path.open("rb") as lines:  # bytes: a tear may split a multi-byte character
-                for line in lines:
-                    try:
-                        record = json.loads(line)
-                        self.entries[record["key"]] = ChatResult.from_json(record["result"])
-                    except (ValueError, KeyError, TypeError):  # ValueError covers bad UTF-8 and JSON
-                        continue  # a line torn by a kill mid-write
+        self.entries = {record["key"]: result for record, result in cache_records(self.path)}
 
     def get(self, key: str) -> ChatResult | None:
         result = self.entries.get(key)

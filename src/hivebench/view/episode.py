@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from hivebench.models.cache import cache_records
 from hivebench.paths import CELL_FILE, calls_path, side_path
 from hivebench.store import CELL_KEY, SUMMARY_KEY, TABLES_KEY
 from hivebench.view import EpisodeError
@@ -55,18 +56,11 @@ def page_path(path: Path) -> Path:
 
 
 def read_calls(path: str | Path) -> dict[str, dict[str, Any]]:
-    """A response cache's records by key (a torn line, as a kill leaves it, is skipped)."""
-    calls: dict[str, dict[str, Any]] = {}
-    if not Path(path).exists():
-        return calls
-    with open(path, "rb") as lines:
-        for line in lines:
-            try:
-                record = json.loads(line)
-                calls[record["key"]] = {"messages": record.get("messages", []), "result": record["result"]}
-            except (ValueError, KeyError, TypeError):
-                continue
-    return calls
+    """A response cache's records by key: the chat asked (`messages`) and the result."""
+    return {
+        record["key"]: {"messages": record.get("messages", []), "result": record["result"]}
+        for record, _ in cache_records(path)
+    }
 
 
 def load(target: str | Path) -> Episode:

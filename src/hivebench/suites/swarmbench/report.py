@@ -22,7 +22,7 @@ from hivebench.report.page import file_links, html_table, ruled, rules_of, save_
 from hivebench.stats import percentile_interval
 from hivebench.store import CELL_KEY
 from hivebench.suites.swarmbench import AGGREGATE, frame_picks
-from hivebench.suites.swarmbench.view import level_of, objects, terrain_tiles
+from hivebench.suites.swarmbench.view import level_of, moved_objects, terrain_tiles
 
 KEYS = ["swarm_task", "compat", "population", "method"]
 FRAMES = 3  # states drawn per episode: the start, the middle, the end
@@ -111,12 +111,14 @@ def frames(row: pd.Series) -> pd.DataFrame:
     walls = terrain_tiles(level.terrain)
     agents = pd.read_parquet(path, columns=["step", "row", "col"])
     states = sorted({0, int(row["rounds"]) // 2, int(row["rounds"])})
+    moving = moved_objects(row, level.box, size)
     parts = []
     for state in states:
         at = agents[(agents["step"] == state) & agents["row"].between(0, size - 1) & agents["col"].between(0, size - 1)]
         parts.append(walls.assign(frame=f"t = {state}"))
         parts.append(at.assign(kind="agent", frame=f"t = {state}")[["row", "col", "kind", "frame"]])
-        parts.append(objects(row, level.box, state, size).assign(frame=f"t = {state}"))
+        at_state = moving[moving["step"] == state][["row", "col", "kind"]]
+        parts.append(at_state.assign(frame=f"t = {state}"))
     return pd.concat(parts).assign(task=row["swarm_task"], method=row["method"], n=int(row["population"]))
 
 

@@ -33,26 +33,14 @@ def terrain_tiles(terrain: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"row": rows, "col": cols, "kind": [KINDS[int(terrain[r, c])] for r, c in zip(rows, cols)]})
 
 
-def objects(summary: Mapping[str, Any], box: np.ndarray | None, state: int, size: int) -> pd.DataFrame:
-    """The prey or the box (moved as recorded, what is left of it on the map) at a state."""
-    cells = np.zeros((0, 2), dtype=np.int64)
-    if summary["swarm_task"] == "pursuit":
-        cells = np.array([summary["prey_path"][state]])
-    elif summary["swarm_task"] == "transport" and box is not None:
-        cells = box + np.asarray(summary["box_path"][state])
-        cells = cells[((cells >= 0) & (cells < size)).all(axis=1)]
-    kind = "prey" if summary["swarm_task"] == "pursuit" else "box"
-    return pd.DataFrame({"row": cells[:, 0], "col": cells[:, 1], "kind": kind})
-
-
 def moved_objects(summary: Mapping[str, Any], box: np.ndarray | None, size: int) -> pd.DataFrame:
     """The prey or the box at every state: (step, row, col, kind)."""
     if summary["swarm_task"] == "pursuit":
-        path = np.asarray(summary["prey_path"]).reshape(-1, 2)
+        path = np.stack(list(summary["prey_path"])).reshape(-1, 2)  # lists, or arrays from a Parquet table
         return pd.DataFrame({"step": np.arange(len(path)), "row": path[:, 0], "col": path[:, 1], "kind": "prey"})
     if summary["swarm_task"] != "transport" or box is None:
         return pd.DataFrame({"step": [], "row": [], "col": [], "kind": []})
-    offsets = np.asarray(summary["box_path"]).reshape(-1, 2)  # (states, 2)
+    offsets = np.stack(list(summary["box_path"])).reshape(-1, 2)  # (states, 2)
     cells = box[None, :, :] + offsets[:, None, :]  # (states, box cells, 2)
     steps = np.repeat(np.arange(len(offsets)), len(box))
     cells = cells.reshape(-1, 2)
