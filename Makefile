@@ -9,7 +9,7 @@ VLLM_VERSION ?= 0.32.0
 CORES ?= all
 BIN := $(VENV)/bin
 
-.PHONY: run test lint format vllm browser bench clean
+.PHONY: run test soak lint format vllm browser slurm bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,17 +36,30 @@ $(VLLM_VENV)/.installed-$(VLLM_VERSION):
 
 vllm: $(VLLM_VENV)/.installed-$(VLLM_VERSION)
 
-# The episode viewer's tests open its pages in Debian's chromium through chromedriver (apt, as root or
-# with sudo), installed here where either is missing; the package lists are refreshed only if needed.
-CHROMIUM_PACKAGES := chromium chromium-driver
+# $(call apt_install,COMMANDS,PACKAGES): Debian's PACKAGES (apt, as root or with sudo) unless every
+# one of COMMANDS is there; the package lists are refreshed only if the first try fails. apt's errors show.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-browser:
-	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM_PACKAGES) || \
-	  { $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(CHROMIUM_PACKAGES); }
+APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+apt_install = for command in $(1); do command -v $$command >/dev/null || missing=1; done; \
+  [ -z "$$missing" ] || $(APT_GET) install -y -q $(2) || { $(APT_GET) update -q && $(APT_GET) install -y -q $(2); }
 
-test: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION) browser lint
-	$(BIN)/python -m pytest -q
+# The episode viewer's tests open its pages in Debian's chromium through chromedriver.
+browser:
+	@$(call apt_install,chromium chromedriver,chromium chromium-driver)
+
+# The SLURM tests start a single-node cluster (scripts/slurm-cluster.sh) of Debian's slurm-wlm and munge.
+slurm:
+	@$(call apt_install,slurmctld slurmd sinfo munged,slurmctld slurmd slurm-client munge)
+
+# Lint first: it fails in seconds. The suite runs on a pytest-xdist worker per CPU (pyproject.toml's
+# addopts; tests/conftest.py groups the tests that share a server, a cluster or a finished study) and
+# lists its 30 slowest tests.
+test: lint $(VLLM_VENV)/.installed-$(VLLM_VERSION) browser slurm
+	$(BIN)/python -m pytest -q --durations=30
+
+# The property and load tests at their full counts, with fresh random examples (docs/testing.md).
+soak: $(VENV)/.installed $(VLLM_VENV)/.installed-$(VLLM_VERSION)
+	env -u CI HIVEBENCH_SOAK=1 $(BIN)/python -m pytest -q -m soak
 
 # Formatting and lint (ruff, configured in pyproject.toml): `make format` rewrites what `lint` finds.
 lint: $(VENV)/.installed

@@ -32,12 +32,14 @@ localrules:
     report,
 
 
-# Every block summary is a target too: one that is missing (a file deleted by hand) is redone even
-# where the reports are up to date, and everything after it follows (as after damage: rules/common.smk).
+# Every block summary and every study's episode pages folder is a target too: one that is missing (a
+# file deleted by hand) is redone even where the reports are up to date, and everything after it
+# follows (as after damage: rules/common.smk, which also redoes a page missing inside the folder).
 rule all:
     default_target: True
     input:
         [report_file(study, name) for study in STUDIES for name in study_report_files(study)],
         LANDING_PAGE,
         list(JOB_BY_SUMMARY),
+        STUDY_PAGES,
         VIEWSET_REPORTS,

@@ -1,6 +1,6 @@
 """LLM decisions per second, each against a named baseline measured in the same run.
 
-1. transformers backend, SmolLM2-135M-Instruct (bfloat16 as in the default study, or --dtype), one
+1. transformers backend, SmolLM2-135M-Instruct (--dtype; default: what the default study's `auto` picks here), one
    thread: a LoopBench job block of --seeds C11 episodes played in lockstep through the engine (one
    batch per round for every agent of every episode, the shared system prefix pre-filled once, with
    full history each agent's KV cache kept across rounds, grammar-forced tokens fed unsampled) vs one
@@ -36,6 +36,7 @@ from hivebench.engine.loop import play_block  # noqa: E402
 from hivebench.models import ChatRequest  # noqa: E402
 from hivebench.models.builtin import folder, prepare  # noqa: E402
 from hivebench.models.open import backend_for  # noqa: E402
+from hivebench.models.precision import machine_dtype  # noqa: E402
 
 SMOLLM2 = "SmolLM2-135M-Instruct"
 N = 11
@@ -150,7 +151,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6, help="rounds per episode")
     parser.add_argument("--skip-server", action="store_true")
     parser.add_argument("--skip-local", action="store_true")
-    parser.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"], help="SmolLM2 weights")
+    parser.add_argument("--dtype", default=machine_dtype(), choices=["float32", "bfloat16"], help="SmolLM2 weights")
     args = parser.parse_args()
     if not args.skip_local:
         bench_transformers(args.seeds, args.rounds, args.dtype)

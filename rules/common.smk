@@ -10,6 +10,13 @@ from pathlib import Path
 
 from snakemake.logging import logger
 
+from hivebench.suite import PluginError
+
+try:  # the registry loads the installed plug-ins: a broken one is named as a config error is, no traceback
+    import hivebench.registry
+except PluginError as exc:
+    raise WorkflowError(str(exc)) from None
+
 from hivebench.agents.waggle.plays import block_plays, has_tables
 from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
@@ -39,7 +46,7 @@ from hivebench.report import (
     section_cells,
     section_files,
 )
-from hivebench.view.sample import PAGES_DIR, sampled
+from hivebench.view.sample import PAGES_DIR, VEGA_BUNDLE, sampled
 
 DEFAULT_CONFIG = "config/config.yaml"
 # The software every rule runs with (`--use-conda` builds it); relative to the rules/ files.
@@ -66,10 +73,17 @@ def study_config():
     return source, select_methods(load(source), str(config["methods"]).split(","), source)
 
 
+def as_given_here(path):
+    """`path` relative to the working directory where it lies inside it: a study folder copied or
+    moved whole keeps the params its jobs ran with (Snakemake reruns a job whose params changed)."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(Path.cwd())) if resolved.is_relative_to(Path.cwd()) else str(path)
+
+
 try:
     CONFIG_SOURCE, CONFIG = study_config()
     JOBS = expand_jobs(CONFIG, CONFIG_SOURCE)
-except ConfigError as exc:
+except (ConfigError, PluginError) as exc:  # PluginError: a plug-in's schema fragment
     raise WorkflowError(str(exc)) from None
 
 STUDIES = list(JOBS)
@@ -77,10 +91,11 @@ JOB_BY_SUMMARY = {job.summary_path: job for jobs in JOBS.values() for job in job
 
 # A finished job whose files cannot be trusted (a cell missing, changed after its job, not a whole
 # Parquet file, holding another cell, or found damaged by `hivebench verify`) reruns, and so does a
-# study table that is not whole: their jobs are forced, as `--forcerun` would, and nothing is removed
-# here (a dry run changes nothing). The job redoes exactly the damaged cells. `hivebench
-# status` judges with the same study_damage. Only where Snakemake plans the jobs: cluster jobs read
-# this file again.
+# study table that is not whole, and a study's episode pages where a page its report links is missing
+# (Snakemake sees their directory() output only as a whole): their jobs are forced, as `--forcerun`
+# would, and nothing is removed here (a dry run changes nothing). The job redoes exactly the damaged
+# cells. `hivebench status` and `hivebench verify` judge with the same study_damage. Only where
+# Snakemake plans the jobs: cluster jobs read this file again.
 #
 # Snakemake offers no public way for a workflow to force jobs: `workflow.dag_settings` (--forcerun) is
 # set only after this file is read (Snakemake 9's DAGApi), and the DAG, with its set of forced files,
@@ -109,7 +124,11 @@ def force_jobs(outputs):
 
 
 if workflow.is_main_process:
-    DAMAGED = {output: damage for study, jobs in JOBS.items() for output, damage in study_damage(study, jobs).items()}
+    DAMAGED = {
+        output: damage
+        for study, jobs in JOBS.items()
+        for output, damage in study_damage(study, jobs, pages=bool(CONFIG["report"]["episode_pages"])).items()
+    }
     for output, damage in DAMAGED.items():
         for path, problem in damage.items():
             logger.warning(f"hivebench: {path}: {problem}; the job of {output} reruns")
@@ -159,7 +178,7 @@ def study_sections(wildcards):
 # Episode pages: the first `report.episode_pages` seeds of each method x task x N (and replicate) of a
 # study, drawn by `hivebench view --folder` into reports/<study>/episodes/ (hivebench.view.sample).
 EPISODE_PAGES = CONFIG["report"]["episode_pages"]
-VEGA_BUNDLE = "reports/vega.js"
+STUDY_PAGES = [PAGES_DIR.format(study=study) for study in STUDIES] if EPISODE_PAGES else []
 LANDING_PAGE = "reports/index.html"
 
 

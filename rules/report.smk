@@ -110,7 +110,7 @@ rule landing:
     output:
         LANDING_PAGE,
     params:
-        config=CONFIG_SOURCE,
+        config=as_given_here(CONFIG_SOURCE),
     localrule: True
     conda:
         CONDA_ENV

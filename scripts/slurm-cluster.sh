@@ -27,11 +27,12 @@ stop_pid() { # pidfile name
 
 case "$CMD" in
 start)
-  if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null || ! command -v sinfo >/dev/null; then
-    ts "installing packages"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld slurmd slurm-client munge >/dev/null 2>&1 ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurmctld slurmd slurm-client munge >/dev/null; }
-  fi
+  for command in slurmctld slurmd sinfo munged; do
+    command -v "$command" >/dev/null || {
+      echo "slurm-cluster.sh: $command is not installed: run \`make slurm\` (apt: slurmctld slurmd slurm-client munge)" >&2
+      exit 2
+    }
+  done
   mkdir -p "$STATE"/{munge,ctld,d,log}
   # munge key (munged as root with --force; key must be 0600, owner = munged user)
   if [ ! -s "$STATE/munge/munge.key" ]; then

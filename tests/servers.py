@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import itertools
 import os
 import signal
 import socket
@@ -23,10 +24,22 @@ REPO = Path(__file__).resolve().parents[1]
 VLLM_PYTHON = Path(os.environ.get("HIVEBENCH_VLLM_PYTHON", REPO / ".venv-vllm" / "bin" / "python"))
 
 
+# Each pytest-xdist worker picks ports from its own range: a port checked free by one worker is never
+# taken by another before its server binds it (the OS's ephemeral ports lie above 32768).
+PORTS_PER_WORKER = 500
+_next_port = itertools.count()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port of this worker's range (gw0: 20000-20499, gw1: 20500-20999, ...)."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    first = 20000 + PORTS_PER_WORKER * worker
+    for _ in range(PORTS_PER_WORKER):
+        port = first + next(_next_port) % PORTS_PER_WORKER
+        with socket.socket() as s, contextlib.suppress(OSError):
+            s.bind(("127.0.0.1", port))
+            return port
+    raise RuntimeError(f"no free port in {first}-{first + PORTS_PER_WORKER - 1}")
 
 
 def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout_s: float) -> None:
@@ -35,7 +48,7 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path, timeout
         if process.poll() is not None:
             raise RuntimeError(f"vLLM exited with {process.returncode}:\n{log.read_text()[-3000:]}")
         try:
-            urllib.request.urlopen(url, timeout=2).read()
+            urllib.request.urlopen(url, timeout=30).read()  # a loaded machine answers slowly
             return
         except OSError:
             time.sleep(0.5)
@@ -106,8 +119,8 @@ Fault = Callable[[int, bytes], "str | None"]  # (request number from 1, body) ->
 
 class FaultProxy:
     """Forwards HTTP requests to `upstream`, except the ones `fault` picks, which get a 429, a 500, a
-    400 naming json_schema, a 401 quoting the key, a body that is not JSON, a hang past the client's
-    timeout, or a dropped connection. Counts what it
+    400 naming json_schema, a 401 quoting the key, a body that is not JSON, a hang until the client
+    gives up on the request (its timeout; at most `hang_s`), or a dropped connection. Counts what it
     forwarded and the most requests in flight at once. `stop()` closes it like a killed server."""
 
     def __init__(
@@ -115,7 +128,7 @@ class FaultProxy:
         upstream: str,
         fault: Fault | None = None,
         port: int = 0,
-        hang_s: float = 4.0,
+        hang_s: float = 300.0,
         die_after: int | None = None,
     ):
         self.upstream = upstream.removeprefix("http://")
@@ -175,8 +188,10 @@ class FaultProxy:
                 self.reply(handler, 200, b'{"id": "cmpl-1", "choices": [{')
             elif fault == "400-json-schema":
                 self.reply(handler, 400, b'{"error": {"message": "response_format json_schema is not supported"}}')
-            elif fault == "hang":
-                time.sleep(self.hang_s)
+            elif fault == "hang":  # no reply until the client closes the connection (recv reads its end)
+                handler.connection.settimeout(self.hang_s)
+                with contextlib.suppress(OSError):
+                    handler.connection.recv(1)
                 handler.close_connection = True
             elif fault == "drop":
                 handler.connection.shutdown(socket.SHUT_RDWR)

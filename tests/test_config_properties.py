@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import REPO, tiny_config
+from conftest import REPO, soak_count, tiny_config
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -230,8 +230,12 @@ def run_and_score(config: dict[str, Any], base: Path) -> None:
             contrast_table(episodes, spec, metrics, 200, report["confidence"], report["bootstrap_seed"])
 
 
+@pytest.mark.slow  # ~15 s at CI's sample of 150 mutants
+@pytest.mark.soak  # 600 under `make soak`
 @settings(
-    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=soak_count(150, 600),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(config=mutated_configs())
 def test_a_mutated_config_is_refused_by_key_or_runs(config: dict[str, Any], tmp_path: Path) -> None:

@@ -22,24 +22,14 @@ from hivebench.cells import expand_jobs
 from hivebench.config import validate
 from hivebench.engine.jobs import run_job
 
-pytestmark = pytest.mark.workflow
-
 CELLS = "results/episodes/tiny/loopbench/cycle"
 EPISODES = "results/tiny/episodes.parquet"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One finished run of tiny_config(), copied (file times kept) for each test: tests change their copy."""
-    folder = tmp_path_factory.mktemp("finished")
-    write_config(folder / "config.yaml", tiny_config())
-    snakemake(folder)
-    return folder
-
-
 @pytest.fixture
-def finished(template: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(template, tmp_path / "run", symlinks=True))
+def finished(tiny_study: Path, tmp_path: Path) -> Path:
+    """A copy of the finished run of tiny_config() (file times kept): tests change their copy."""
+    return Path(shutil.copytree(tiny_study, tmp_path / "run", symlinks=True))
 
 
 def hivebench(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -153,14 +143,13 @@ def test_a_dry_run_plans_the_rerun_and_changes_nothing(finished: Path) -> None:
     assert status(finished)["problems"] == problems and damaged(status(finished)) == 1
 
 
-@pytest.mark.parametrize("profile", [False, True])
-def test_damage_found_by_verify_reruns_in_a_real_run_and_under_the_profile(finished: Path, profile: bool) -> None:
-    """The rerun verify sets up happens in a real run (with the default profile too), and only once."""
+def test_damage_found_by_verify_reruns_under_the_profile(finished: Path) -> None:
+    """The rerun verify sets up happens under the default profile too, and only once (a plain run:
+    test_a_changed_summary_in_a_cell_footer_is_found_named_and_redone)."""
     cell = finished / CELLS / "soft_fp/n5/s7.parquet"
     damage_a_page(cell)
     assert hivebench(finished, "verify").returncode == 1
-    args = ["--profile", str(Path(__file__).resolve().parents[1] / "profiles/default")] if profile else []
-    snakemake(finished, *args)
+    snakemake(finished, "--profile", str(Path(__file__).resolve().parents[1] / "profiles/default"))
     log = (finished / "logs/episodes/tiny/loopbench/cycle/soft_fp/n5/block5-9.log").read_text()
     assert "1 of 5 cells computed, 4 already done" in log
     assert "Nothing to be done" in snakemake(finished, "-n").stdout
@@ -182,7 +171,8 @@ def test_verify_names_the_damaged_side_table(tmp_path: Path, monkeypatch: pytest
     keep_time(folder / "s0.messages.parquet", (folder / "s1.messages.parquet").read_bytes())
     result = hivebench(tmp_path, "verify")
     assert result.returncode == 1
-    assert f"{folder}/s0.messages.parquet: " in result.stdout and f"{folder}/s0.parquet: " not in result.stdout
+    named = f"{folder}/s0.messages.parquet: is not the side table its cell file was written with"
+    assert named in result.stdout and f"{folder}/s0.parquet: " not in result.stdout
 
 
 def test_damage_verify_found_in_a_study_table_is_named_and_collected_again(finished: Path) -> None:
@@ -200,6 +190,7 @@ def test_damage_verify_found_in_a_study_table_is_named_and_collected_again(finis
     assert hivebench(finished, "verify").returncode == 0
 
 
+@pytest.mark.workflow
 def test_a_snakemake_without_the_method_damage_reruns_through_is_refused_on_every_run(tmp_path: Path) -> None:
     """rules/common.smk forces damaged jobs through Snakemake's private Workflow._build_dag: a
     Snakemake without it fails every run (here one with nothing damaged, nothing run), naming its

@@ -23,7 +23,7 @@ from hivebench.config import validate
 from hivebench.damage import job_damage, job_record, study_damage
 from hivebench.engine.jobs import run_job
 from hivebench.ids import canonical_json, digest
-from hivebench.paths import cell_path, side_path
+from hivebench.paths import cell_path
 from hivebench.status import lock_note, status
 from hivebench.store import (
     CELL_KEY,
@@ -295,19 +295,6 @@ def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_r
     shared = {**block.shared, "task": {**block.shared["task"], "version": "changed"}}
     changed = Job((Block(shared, block.seeds, block.first, block.last),))
     assert changed.summary_path == block.summary_path and job_damage(changed) == {}
-
-
-def test_a_damaged_side_table_is_named(tmp_path, monkeypatch):
-    from test_agentsnet import study as agentsnet_study
-
-    monkeypatch.chdir(tmp_path)
-    block = Job((agentsnet_study(rounds=2, populations=[8], seeds=2)[0],))
-    run(block)
-    first, second = (cell_path(cell) for cell in block.cells())
-    keep_time(
-        Path(side_path(first, "messages")), lambda p: p.write_bytes(Path(side_path(second, "messages")).read_bytes())
-    )
-    assert deep_damage(block) == {side_path(first, "messages"): "is not the side table its cell file was written with"}
 
 
 def test_a_renamed_column_in_a_cell_footer_is_found_and_its_cell_redone(blocks):

@@ -161,10 +161,8 @@ def test_full_history_is_a_chat_that_only_grows():
     )
 
 
-def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
-    cell = first_cell(llm_config(tiny_model))
-    write_episode(cell, cell_path(cell))
-    original = Path(cell_path(cell)).read_bytes()
+def replayed_without_the_model(cell: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> bytes:
+    """The cell's file, deleted and written again with the model out of reach (a replay must not call it)."""
     Path(cell_path(cell)).unlink()
 
     def no_model(*args):
@@ -172,7 +170,14 @@ def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, 
 
     monkeypatch.setattr("hivebench.models.local.load_model", no_model)
     write_episode(cell, cell_path(cell))
-    assert Path(cell_path(cell)).read_bytes() == original
+    return Path(cell_path(cell)).read_bytes()
+
+
+def test_replay_from_the_cache_is_byte_identical_and_calls_no_model(tiny_model, in_tmp, monkeypatch):
+    cell = first_cell(llm_config(tiny_model))
+    write_episode(cell, cell_path(cell))
+    original = Path(cell_path(cell)).read_bytes()
+    assert replayed_without_the_model(cell, monkeypatch) == original
 
 
 def test_a_killed_episode_resumes_without_repeating_finished_calls(tiny_model, in_tmp, monkeypatch):
@@ -258,14 +263,14 @@ def test_estimate_counts_calls_and_real_prompt_tokens(tiny_model, in_tmp):
 
 def test_a_tear_inside_a_multibyte_character_leaves_the_cache_readable(tmp_path):
     cache = ResponseCache(tmp_path / "calls.jsonl")
-    cache.put("a", ChatResult('{"color": 0, "notes": "ok"}'))
-    cache.put("b", ChatResult('{"color": 1, "notes": "漢字のメモ"}'))
+    cache.put("a", ChatResult('{"color": 0, "notes": "ok"}'), "tiny:float32")
+    cache.put("b", ChatResult('{"color": 1, "notes": "漢字のメモ"}'), "tiny:float32")
     data = (tmp_path / "calls.jsonl").read_bytes()
     cut = data.index("漢".encode()) + 1  # mid-character
     (tmp_path / "calls.jsonl").write_bytes(data[:cut])
     reopened = ResponseCache(tmp_path / "calls.jsonl")
     assert set(reopened.entries) == {"a"}
-    reopened.put("c", ChatResult("{}"))
+    reopened.put("c", ChatResult("{}"), "tiny:float32")
     assert set(ResponseCache(tmp_path / "calls.jsonl").entries) == {"a", "c"}
 
 
@@ -326,6 +331,7 @@ def test_the_same_agent_plays_agentsnet_with_a_local_model_under_its_schemas(tin
     from hivebench.suites.agentsnet.graphs import instance
 
     graph = instance("delaunay", 4, cell["seed"])
+    assert messages, "the agents sent no message"
     assert all(m["size"] <= 12 and m["receiver"] in graph.neighbours(m["sender"]) for m in messages)
     answers = agents["answer"][-4:]
     assert all(a in [graph.names[u] for u in graph.neighbours(v)] + ["None"] for v, a in enumerate(answers))
@@ -359,7 +365,7 @@ def test_a_reply_with_a_lone_surrogate_is_invalid_not_a_crash_when_stored():
 def test_the_reply_format_closes_the_system_message_and_a_round_that_changes_it_restates_it(tmp_path):
     """AgentsNet's rounds ask for messages and its last round for an answer: the system message gives
     the first, the answer round's message the second."""
-    (tmp_path / "replies.jsonl").write_text("")
+    (tmp_path / "replies.jsonl").write_text('"never asked"\n')  # a reply: an empty file is refused
     task = {"kind": "agentsnet", "problem": "consensus", "family": "watts_strogatz", "rounds": 2}
     config = {
         "tasks": {"t": task},

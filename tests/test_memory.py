@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hivebench.models.memory import memory_mb, model_config, parameters
+from hivebench.models.precision import machine_dtype
 
 
 def test_the_parameter_count_is_the_models(tiny_model: Path) -> None:
@@ -25,14 +26,14 @@ import json, sys
 from hivebench.models import ChatRequest, Sampling
 from hivebench.agents.llm.agent import decision_schema
 from hivebench.models.local import TransformersBackend, load_model
-path, rows = sys.argv[1], int(sys.argv[2])
+path, rows, dtype = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 schema = decision_schema({"color": {"type": "integer", "minimum": 0, "maximum": 1}}, 32)
 system = {"role": "system", "content": "Agents on a cycle pick colours. " * 20}
 turn = "Round 1: you 0, neighbours 0 0. " * 20
 asked = [ChatRequest((system, {"role": "user", "content": f"You are agent {v}. " + turn}), schema,
                      Sampling(1.0, 1.0, 48), v) for v in range(rows)]
-backend = TransformersBackend("m", path, dtype="bfloat16")
-_, tokenizer, _ = load_model(path, 1, "bfloat16")
+backend = TransformersBackend("m", path, dtype=dtype)
+_, tokenizer, _ = load_model(path, 1, dtype)
 prompts = [tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False) for r in asked]
 longest = max(len(ids) for ids in tokenizer(prompts, add_special_tokens=False)["input_ids"])
 def hwm_mb():
@@ -52,14 +53,16 @@ def test_smollm2_peak_memory_is_within_its_estimate(smollm2: Path) -> None:
     holds whatever its batch (libraries, allocator arenas, thread pools, loading the weights), which
     varies with the machine, so the bound does not. The estimate is conservative: the KV cache's
     transient copies and float32 attention scores are counted in full (measured here: batch peaks
-    0.92 and 1.78 GB, growth 0.86 GB; estimates 2.2 and 3.8 GB, growth 1.6 GB)."""
+    0.92 and 1.78 GB, growth 0.86 GB; estimates 2.2 and 3.8 GB, growth 1.6 GB, in bfloat16). In the
+    precision `dtype: auto` picks for this CPU: bfloat16 is emulated, several times slower, where the
+    CPU has no bf16 instructions."""
+    dtype = machine_dtype()
     batch_peaks, estimates = [], []
     for rows in (4, 48):
-        out = subprocess.run(
-            [sys.executable, "-c", MEASURE, str(smollm2), str(rows)], capture_output=True, text=True, check=True
-        )
+        command = [sys.executable, "-c", MEASURE, str(smollm2), str(rows), dtype]
+        out = subprocess.run(command, capture_output=True, text=True, check=True)
         measured = json.loads(out.stdout.splitlines()[-1])
-        estimate = memory_mb(model_config(smollm2), "bfloat16", rows, measured["longest"] + 48, keeps_states=False)
+        estimate = memory_mb(model_config(smollm2), dtype, rows, measured["longest"] + 48, keeps_states=False)
         assert measured["peak_mb"] <= estimate, (rows, measured, estimate)
         batch_peaks.append(measured["batch_peak_mb"])
         estimates.append(estimate)

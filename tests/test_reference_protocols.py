@@ -299,7 +299,7 @@ def test_the_json_protocol_may_let_the_model_reason_first(tmp_path, monkeypatch,
 
 
 def cell_params(tmp_path: Path, **options: Any) -> dict[str, Any]:
-    (tmp_path / "replies.jsonl").write_text("")
+    (tmp_path / "replies.jsonl").write_text('"never asked"\n')  # a reply: an empty file is refused
     method = {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", **options}
     return only_cell(tmp_path, AGENTSNET, method, 4)["method"]["params"]
 
@@ -343,7 +343,7 @@ def test_the_options_leave_every_existing_cell_as_it_was(tmp_path):
     ],
 )
 def test_settings_of_the_other_protocol_are_config_errors(tmp_path, options, message):
-    (tmp_path / "replies.jsonl").write_text("")
+    (tmp_path / "replies.jsonl").write_text('"never asked"\n')  # a reply: an empty file is refused
     config = {
         "tasks": {"t": AGENTSNET},
         "methods": {"m": {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", **options}},
@@ -370,7 +370,7 @@ def test_a_suite_without_a_reference_protocol_is_a_config_error(tmp_path, monkey
 
 def reference_block(tmp_path: Path, task: dict) -> dict[str, Any]:
     """The shared spec of a block of four agents of `task` under the scripted reference protocol."""
-    (tmp_path / "replies.jsonl").write_text("")
+    (tmp_path / "replies.jsonl").write_text('"never asked"\n')  # a reply: an empty file is refused
     config = {
         "tasks": {"t": task},
         "methods": {

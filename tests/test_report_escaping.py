@@ -68,10 +68,8 @@ def test_names_from_config_are_escaped_in_the_report(tmp_path):
 @pytest.mark.workflow
 def test_model_written_text_never_reaches_a_report_unescaped(tmp_path):
     """An LLM whose messages, notes and answers are HTML (a scripted backend, through the workflow):
-    no report file holds that text raw. No report shows messages, notes or answers today, so the
-    escaping half passes by default: it is a regression guard for the day one does. The text is in
-    play all the same: each LLM cell's agent and message tables, which a report would read for it,
-    hold it verbatim."""
+    each LLM cell's agent and message tables hold it verbatim, the study's episode page of the LLM
+    shows it (its data, escaped), and no report file holds that text raw."""
     n, rounds = 4, 2
     replies = [{"broadcast": HOSTILE, "notes": HOSTILE}] * (n * rounds) + [
         {"answer": HOSTILE, "notes": f"'{HOSTILE}'"}
@@ -97,7 +95,11 @@ def test_model_written_text_never_reaches_a_report_unescaped(tmp_path):
         answers = agents["answer"].dropna()
         assert len(answers) == n and {json.loads(a) for a in answers} == {HOSTILE}  # as JSON strings
     pages = list((tmp_path / "reports").rglob("*.html"))
-    assert len(pages) > 2  # the page, the Silo-Bench section, its interactive charts
+    assert len(pages) > 2  # the page, the Silo-Bench section, its interactive charts, the episode pages
+    # The model's text reaches the LLM's episode page, as JSON whose every "<" is escaped (view/page.py)
+    shown = json.dumps(HOSTILE, ensure_ascii=False).replace("<", "\\u003c")[1:-1]
+    episode_pages = [p for p in pages if "episodes" in p.relative_to(tmp_path / "reports").parts]
+    assert [p for p in episode_pages if "llm" in str(p) and shown in p.read_text()], episode_pages
     for page in pages:  # (a chart's data is JSON inside a <script>: a raw </script> would end it early)
         text = page.read_text()
         assert 'alert("x")' not in text and text.count("</script>") == text.count("<script"), page

@@ -24,7 +24,8 @@ def slurm(tmp_path_factory: pytest.TempPathFactory):
     if os.geteuid() != 0 or shutil.which("apt-get") is None:  # a failure in CI (tests/conftest.py)
         pytest.skip("the SLURM tests need root and apt-get (Debian) to start their cluster")
     state = tmp_path_factory.mktemp("slurm")
-    subprocess.run([str(CLUSTER), "start", str(state)], check=True, capture_output=True, timeout=600)
+    started = subprocess.run([str(CLUSTER), "start", str(state)], capture_output=True, text=True, timeout=600)
+    assert started.returncode == 0, f"{CLUSTER} start failed:\n{started.stdout}\n{started.stderr}"
     yield state
     subprocess.run([str(CLUSTER), "stop", str(state)], capture_output=True, timeout=120)
 
@@ -42,7 +43,7 @@ def study(workdir: Path, llm: bool = True) -> Path:
                 "history": 1,
                 "notes_chars": 16,
                 "max_tokens": 40,
-                "dtype": "bfloat16",
+                "dtype": "auto",  # float32 on a CPU without bf16 instructions; the local replay keeps it
                 "seeds_per_job": 1,
                 "resources": {"runtime": 20, "mem_mb": 3000},
             },

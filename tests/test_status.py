@@ -1,5 +1,5 @@
-"""`hivebench status`: done, damaged, failed, running and pending cells from the files on disk and the
-jobs' records."""
+"""`hivebench status`: done, damaged, failed, interrupted, running and pending cells from the files on
+disk and the jobs' records."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def test_tables_for_people_and_for_scripts(config, tmp_path, monkeypatch):
         "done",
         "damaged",
         "failed",
+        "interrupted",
         "running",
         "pending",
         "llm_calls",
@@ -72,6 +73,7 @@ def test_tables_for_people_and_for_scripts(config, tmp_path, monkeypatch):
         "tiny",
         "random",
         "20",
+        "0",
         "0",
         "0",
         "0",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import soak_count, soak_seed
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from hivebench.suites.swarmbench.physics import (
@@ -131,20 +132,22 @@ def random_state(rng: np.random.Generator, box: bool) -> tuple[np.ndarray, np.nd
     return grid, mass, push, multi
 
 
-@pytest.mark.slow  # ~25 s: an integer program per round
+@pytest.mark.slow  # ~8 s at CI's sample: an integer program per round
+@pytest.mark.soak  # 400 states (100 without a box); 1,500 and 400 under `make soak`, on fresh seeds
 @pytest.mark.parametrize("box", [False, True], ids=["agents", "agents and a box"])
 def test_the_rule_moves_what_the_integer_program_moves(box):
-    rng = np.random.default_rng(7 + box)
+    rng = np.random.default_rng(soak_seed(7 + box))
+    states = soak_count(400, 1500) if box else soak_count(100, 400)
     moved, box_moved = 0, 0
-    for _ in range(1500 if box else 400):
+    for _ in range(states):
         grid, mass, push, multi = random_state(rng, box)
         for direction in DIRECTIONS:
             got = set(np.flatnonzero(movers(grid, mass, push, multi, direction)).tolist())
             assert got == ilp_movers(grid, mass, push, direction), (grid[0], push, direction)
             moved += len(got)
             box_moved += bool(multi.any() and 0 in got)
-    assert moved > 400  # the states are not all stuck
-    assert box_moved > 20 or not box  # nor the boxes
+    assert moved > states  # the states are not all stuck
+    assert box_moved > states // 75 or not box  # nor the boxes
 
 
 def line(cells: str, direction: str = "RIGHT") -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

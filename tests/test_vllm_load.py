@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import servers
-from conftest import REPO
+from conftest import REPO, soak_count
 from test_models_server import SCHEMA
 
 from hivebench.models import ChatRequest, Sampling
@@ -138,9 +138,10 @@ def test_the_test_server_runs_with_the_documented_flags(tmp_path: Path, monkeypa
     assert cpu_safe(list(servers.CPU_SAFE_FLAGS), servers.MAX_MODEL_LEN)
 
 
+@pytest.mark.soak  # 8 long prompts at once; 32 under `make soak`
 def test_the_documented_server_command_serves_seeded_load(vllm_server: str) -> None:
-    backend = OpenAIBackend("tiny", vllm_server + "/v1", None, concurrency=16, timeout_s=120)
-    results = backend.complete(seeded(32), lambda i, r: None)
+    backend = OpenAIBackend("tiny", vllm_server + "/v1", None, concurrency=16, timeout_s=300)
+    results = backend.complete(seeded(soak_count(8, 32)), lambda i, r: None)
     assert all(check(r.text, SCHEMA)[1] is None and r.usage.retries == 0 for r in results)
     assert min(r.usage.input_tokens for r in results) > 2048  # each prompt longer than a default chunk
     assert urllib.request.urlopen(vllm_server + "/v1/models", timeout=5).status == 200  # still serving

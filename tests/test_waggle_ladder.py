@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import soak_count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -190,8 +191,9 @@ def replies(draw) -> str:
     return text
 
 
-@pytest.mark.slow  # about 40 s
-@settings(max_examples=1700, deadline=None)  # 1,700 blocks of 6: 10,200 replies, and as many regenerations
+@pytest.mark.slow  # about 10 s at CI's sample
+@pytest.mark.soak  # 400 blocks of 6 (2,400 replies, as many regenerations); 1,700 under `make soak`
+@settings(max_examples=soak_count(400, 1700), deadline=None)
 @given(
     first=st.lists(replies(), min_size=AGENTS, max_size=AGENTS),
     again=st.lists(replies(), min_size=AGENTS, max_size=AGENTS),

@@ -10,12 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, write_config
+from conftest import REPO, with_model, write_config
 from test_workflow import snakemake
 
 from hivebench.config import load
 
-pytestmark = pytest.mark.workflow
 SMALL = REPO / "config/examples/waggle-small.yaml"
 
 
@@ -58,6 +57,7 @@ def test_the_matrix_in_full_plans_in_seconds_and_its_classical_part_in_few_jobs(
     assert sum(len(job.seeds) * len(job.blocks) for study in jobs.values() for job in study) == 6230
 
 
+@pytest.mark.workflow
 def test_the_small_matrix_reports_every_table(played):
     # SwarmBench: raw and anchor-normalised scores per task and N, Flocking and Transport at every N
     swarm = table(played, "waggle-swarmbench", "swarmbench/swarmbench.csv")
@@ -95,6 +95,7 @@ def test_the_small_matrix_reports_every_table(played):
     assert {"commits", "delivered_per_agent"} <= set(counters)
 
 
+@pytest.mark.workflow
 def test_replicates_reach_the_scores_and_the_contrasts(played):
     scores = table(played, "waggle-silobench", "scores.csv")
     waggle = scores[(scores["method"] == "waggle") & (scores["metric"] == "success")]
@@ -159,16 +160,17 @@ def test_retention_counts_a_method_off_the_runtime_over_the_units_played_at_both
     assert table.set_index("method").loc["SwarmSys (paper)", "retention (%)"] == 65.7
 
 
-def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_papers(tmp_path):
-    """The small matrix's SwarmBench study with SmolLM2 (converted by the workflow) as the `waggle` arm,
-    two replicates (the second samples), two seeds, every control: our own admission-ladder counts."""
+@pytest.mark.workflow
+def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_papers(tmp_path, smollm2):
+    """The small matrix's SwarmBench study with SmolLM2 as the `waggle` arm, two replicates (the second
+    samples), two seeds, every control: our own admission-ladder counts."""
     config = yaml.safe_load(SMALL.read_text())
-    smollm2 = {"kind": "waggle", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "max_tokens": 128}
+    arm = {"kind": "waggle", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "max_tokens": 128}
     config["anchors"] = str(REPO / "config/anchors.yaml")
     config["tasks"] = {"pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 2}}
     config["methods"]["waggle"] = {
-        **smollm2,
-        "dtype": "bfloat16",
+        **arm,
+        "dtype": "auto",
         "replicates": {"seed0": {}, "seed1": {"temperature": 1.0}},
     }
     config["methods"] = {m: config["methods"][m] for m in ("waggle", "fixedswarm", "nocomm", "nativemsg")}
@@ -177,6 +179,7 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     study["contrasts"] = {"pairs": [[m, "waggle"] for m in ("fixedswarm", "nocomm", "nativemsg")]}
     config["studies"] = {"waggle-swarmbench": study}
     write_config(tmp_path / "config.yaml", config)
+    with_model(tmp_path, smollm2)  # converted once (its conversion rule: tests/test_llm_workflow.py)
     snakemake(tmp_path)
     ladder = table(tmp_path, "waggle-swarmbench", "waggle/ladder.csv").set_index("method")
     # every agent's every round of every seed and replicate is one first decode: 4 x 2 x 2 x 2

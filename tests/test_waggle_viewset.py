@@ -84,9 +84,10 @@ def test_the_validator_on_a_view_alone_refuses_what_it_refused_in_the_episode(tm
     assert compared > 300 and refuted > 0  # of 480 first replies, those that were JSON
 
 
-def test_a_controller_decides_a_view_set_through_the_ladder(tmp_path):
+def view_set(tmp_path: Path, rows: int) -> pd.DataFrame:
+    """The first `rows` views of a fuzzed episode, labelled as a view set's rows (study, cell, seed)."""
     record, _ = fuzzed(tmp_path)
-    views = pa.table(record.tables["views"]).to_pandas().head(4)
+    views = pa.table(record.tables["views"]).to_pandas().head(rows)
     for key, value in {
         "study": "s",
         "suite": "swarmbench",
@@ -96,6 +97,11 @@ def test_a_controller_decides_a_view_set_through_the_ladder(tmp_path):
         "seed": 0,
     }.items():
         views[key] = value
+    return views
+
+
+def test_a_controller_decides_a_view_set_through_the_ladder(tmp_path):
+    views = view_set(tmp_path, 4)
     good = {"task_action": "STAY", "response": None, "deposits": [], "commit": None}
     script = tmp_path / "replies.jsonl"
     script.write_text("".join(json.dumps(r) + "\n" for r in [good, "{", "nonsense", good, good, "{"]))

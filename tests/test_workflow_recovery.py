@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -37,10 +38,9 @@ def counts(report: dict, state: str) -> int:
 
 
 @pytest.fixture
-def finished(tmp_path: Path) -> Path:
-    write_config(tmp_path / "config.yaml", tiny_config())
-    snakemake(tmp_path)
-    return tmp_path
+def finished(tiny_study: Path, tmp_path: Path) -> Path:
+    """A copy of the finished run of tiny_config() (file times kept): tests change their copy."""
+    return Path(shutil.copytree(tiny_study, tmp_path / "run", symlinks=True))
 
 
 def test_damaged_results_are_redone_and_status_agrees(finished: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
 def test_an_unwritable_folder_fails_its_job_and_keep_going_finishes_the_rest(tmp_path: Path) -> None:
     write_config(tmp_path / "config.yaml", tiny_config())
     with read_only(tmp_path / CELLS / "soft_fp/n5"):
-        result = snakemake(tmp_path, check=False)
+        result = snakemake(tmp_path, "--keep-going", check=False)
     assert result.returncode != 0
     assert len(list((tmp_path / "results/episodes").rglob("block*.parquet"))) == 6  # the other jobs
     logs = list((tmp_path / "logs/episodes/tiny/loopbench/cycle/soft_fp/n5").glob("block*.log"))

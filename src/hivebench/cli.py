@@ -11,16 +11,16 @@ import signal
 import socket
 import sys
 import time
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from hivebench import __version__
 from hivebench.anchors import AnchorError
-from hivebench.cells import CellError
 from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
 from hivebench.report import MATRIX_SECTION, WAGGLE_SECTION
-from hivebench.suite import TaskParamError
+from hivebench.suite import PluginError, TaskParamError
 from hivebench.view import EpisodeError
 
 DEFAULT_CONFIG = "config/config.yaml"
@@ -174,7 +174,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from hivebench.status import lock_note, status, table
 
     config, blocks = _blocks(args)
-    report = status(blocks, config["prices"])
+    report = status(blocks, config["prices"], pages=bool(config["report"]["episode_pages"]))
     lock = lock_note()
     if args.json:
         print(json.dumps({"cells": report.rows, "problems": report.problems, "lock": lock}, indent=1))
@@ -187,8 +187,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from hivebench.damage import pages_damage
     from hivebench.status import running_snakemake
     from hivebench.verify import verify_job, verify_tables
+    from hivebench.view.sample import PAGES_DIR
 
     if runs := running_snakemake():
         # Its jobs write results and job records: what is read now may be half old, half new.
@@ -198,7 +200,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    _, blocks = _blocks(args)
+    config, blocks = _blocks(args)
     finished = [b for study_blocks in blocks.values() for b in study_blocks if Path(b.summary_path).exists()]
     found = {}  # a block summary or study table -> the damage its job redoes
     rewritten = []  # outputs their job wrote again while verify read them: not judged
@@ -212,6 +214,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         damage, changed = verify_tables(study)
         rewritten += changed
         found.update({table: {table: problem} for table, problem in damage.items() if table not in changed})
+        if config["report"]["episode_pages"] and (pages := pages_damage(study)):  # each run sees them too
+            found[PAGES_DIR.format(study=study)] = pages
     for damage in found.values():
         print("\n".join(f"{path}: {problem}" for path, problem in damage.items()))
     for path in rewritten:
@@ -380,13 +384,26 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _controller_key(out: Path) -> str:
+    """The config key of a view-set controller's model, read from its records' path as the workflow
+    writes it (results/viewsets/<set>/<controller>/<views|orbit>.parquet: rules/viewsets.smk)."""
+    by_workflow = out.parent.parent.parent.name == "viewsets"
+    return f"methods.{out.parent.name}.model" if by_workflow else "--params model"
+
+
 def cmd_viewset_decide(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from hivebench.agents.waggle.viewset import decide, write
+    from hivebench.models.scripted import RepliesError
 
     out = Path(args.out)
-    records = decide(pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed)
+    try:
+        records = decide(
+            pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed
+        )
+    except RepliesError as exc:  # a scripted file too short: named by its controller's config key too
+        raise RepliesError(f"{_controller_key(out)}: {exc}") from None
     write(records, out)
     counts = records["rung"].value_counts().to_dict()
     print(f"{out}: {len(records)} records ({', '.join(f'{k} {v}' for k, v in counts.items())})")
@@ -466,7 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_estimate)
 
     p = sub.add_parser(
-        "status", help="cells done, damaged, failed, running and pending per study and method; cost so far"
+        "status",
+        help="cells done, damaged, failed, interrupted, running and pending per study and method; cost so far",
     )
     with_config(p, study_filter=True)
     style = p.add_mutually_exclusive_group()
@@ -573,21 +591,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-# Errors that are the input's or the machine's, not hivebench's: one line naming the problem, exit 2.
-EXPECTED_ERRORS = (CellError, TaskParamError, BackendError, AnchorError, EpisodeError, OSError, json.JSONDecodeError)
+def expected_errors() -> tuple[type[Exception], ...]:
+    """Errors that are the input's or the machine's, not hivebench's: one line naming the problem,
+    exit 2. (Imported here, not with this module: hivebench.cells loads the registry, and with it the
+    installed plug-ins, which `main` loads first to name a broken one.)"""
+    from hivebench.cells import CellError
+
+    return (CellError, TaskParamError, BackendError, AnchorError, EpisodeError, OSError, json.JSONDecodeError)
 
 
 def exit_status(exc: BaseException) -> int:
     if isinstance(exc, SystemExit):
         return exc.code if isinstance(exc.code, int) else 1
-    return 2 if isinstance(exc, (ConfigError, *EXPECTED_ERRORS)) else 1
+    return 2 if isinstance(exc, (ConfigError, PluginError, *expected_errors())) else 1
 
 
 def error_line(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return "terminated by SIGTERM" if exc.code == 128 + signal.SIGTERM else f"exited with {exc.code}"
     text = str(exc).strip().splitlines()
-    return (text[0] if text else "") if isinstance(exc, EXPECTED_ERRORS) else f"{type(exc).__name__}: {' '.join(text)}"
+    if isinstance(exc, expected_errors()):
+        return text[0] if text else ""
+    return f"{type(exc).__name__}: {' '.join(text)}"
 
 
 def _now() -> str:
@@ -605,14 +630,15 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per HTTP request otherwise
     try:
+        import_module("hivebench.registry")  # the installed plug-ins: a broken one is named before any command
         return args.func(args)
     except BrokenPipeError:  # output piped into `head` and the like (an OSError: caught first)
         sys.stderr.close()
         return 0
-    except ConfigError as exc:
+    except (ConfigError, PluginError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    except EXPECTED_ERRORS as exc:
+    except expected_errors() as exc:
         print(f"hivebench {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

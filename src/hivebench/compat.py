@@ -6,12 +6,13 @@ its task reads the values back with `settings`. A cell stores only the differenc
 hivebench's own behaviour (and the parameters older than this scheme, `kept`), and only those that can
 act on its task, so a cell's identity names exactly the reference behaviour it uses, `compat:
 reference` and the same settings spelt out give one cell, and adding a difference leaves every
-existing cell's identity as it was.
+existing cell's identity as it was. A difference given on a task it cannot act on is refused (it
+would be dropped without a word).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,17 +32,24 @@ class Difference:
 
 
 def resolve(
-    params: Mapping[str, Any], differences: Sequence[Difference], acting: Sequence[Difference] | None = None
+    params: Mapping[str, Any],
+    differences: Sequence[Difference],
+    acting: Sequence[Difference] | None = None,
+    why_idle: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """Parameters as a cell stores them: each difference that can act on the task (`acting`, a subset
     of `differences`; all when None) and is not given takes the value of the `compat` mode (absent:
     hivebench); `compat` itself, the differences at hivebench's value (but for the `kept` ones) and
-    those that cannot act on the task are left out."""
+    those that cannot act on the task are left out. A difference given that cannot act on the task is
+    a TaskParamError naming it (`why_idle(key)` says why; the mode sets only those that act)."""
     mode = params.get(COMPAT, "hivebench")
     if mode not in MODES:
         raise TaskParamError(COMPAT, f"compat: expected one of {', '.join(MODES)}, got {mode!r}")
     acting_keys = {d.key for d in (differences if acting is None else acting)}
     idle = {d.key for d in differences} - acting_keys
+    given = [d.key for d in differences if d.key in idle and d.key in params]
+    if given:
+        raise TaskParamError(given[0], why_idle(given[0]) if why_idle else "cannot act on this task")
     stored = {key: value for key, value in params.items() if key != COMPAT and key not in idle}
     for difference in differences:
         if difference.key in idle:

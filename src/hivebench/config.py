@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from hivebench.method import CLASSICAL_TASKS_PER_JOB, JOB_KEYS
+from hivebench.suite import PluginError
 
 Config = dict[str, Any]
 
@@ -168,7 +169,7 @@ def schema() -> dict[str, Any]:
     for owner, fragment in schema_fragments():
         for name, definition in yaml.safe_load(fragment.read_text())["$defs"].items():
             if name in defs:
-                raise RuntimeError(f"schema: {owner} redefines $defs.{name}")
+                raise PluginError(f"schema: {owner} redefines $defs.{name}")
             defs[name] = definition
     for section, kinds in (("task", TASK_KINDS), ("method", METHODS)):
         defs[section]["properties"]["kind"]["enum"] = list(kinds)
@@ -500,6 +501,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         for task_name in study["tasks"]:
             if task_name not in resolved:
                 continue
+            yield from _text_setting_problems(config, study_name, task_name)
             params = resolved[task_name]
             hooks = task_kind(config["tasks"][task_name]["kind"]).hooks
             fixed = hooks.fixed_size(params)
@@ -542,10 +544,43 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     if cells > MAX_CELLS:
         yield f"studies: the config expands to {cells:,} cells; the limit is {MAX_CELLS:,}"
     used = {m for study in config["studies"].values() for m in study["methods"]}
+    used |= {c for viewset in config["viewsets"].values() for c in viewset["controllers"]}  # in no study, maybe
     for name in sorted(used & set(config["methods"])):
-        method = config["methods"][name]
-        problems = METHODS[method["kind"]].hooks.problems(method_entry(method), base)
-        yield from (f"methods.{name}.{problem}" for problem in problems)
+        yield from _method_problems(name, config["methods"][name], base)
+
+
+def _method_problems(name: str, method: dict[str, Any], base: Path) -> Iterator[str]:
+    """A method's problems (its kind's `problems` hook), then each replicate's that the method's own
+    entry does not have (a replicate's own model folder), named by the replicate's key path."""
+    from hivebench.registry import METHODS
+
+    hooks = METHODS[method["kind"]].hooks
+    own = list(hooks.problems(method_entry(method), base))
+    yield from (f"methods.{name}.{problem}" for problem in own)
+    for label, entry in replicate_entries(method):
+        if label is not None:
+            problems = [p for p in hooks.problems(entry, base) if p not in own]
+            yield from (f"methods.{name}.replicates.{label}.{problem}" for problem in problems)
+
+
+def _text_setting_problems(config: Config, study_name: str, task_name: str) -> Iterator[str]:
+    """A task's setting that acts only on methods reading the task as text (TaskHooks.text_settings),
+    given in a study that runs none of them (`compat: reference` sets it for every method alike)."""
+    from hivebench.registry import METHODS, task_kind, task_suite
+
+    task = config["tasks"][task_name]
+    given = [key for key in task_kind(task["kind"]).hooks.text_settings if key in task]
+    suite = task_suite(task["kind"])
+    readers = sorted(kind for kind, m in METHODS.items() if suite in m.impls and m.impl(suite).reads_text)
+    methods = config["studies"][study_name]["methods"]
+    kinds = [config["methods"][m]["kind"] for m in methods if m in config["methods"]]
+    if not given or set(kinds) & set(readers):
+        return
+    for key in given:
+        yield (
+            f"tasks.{task_name}.{key}: acts only on methods that read the task as text ({', '.join(readers)}); "
+            f"study {study_name!r} runs none of them ({', '.join(methods)}): it would change their cells alone"
+        )
 
 
 def method_entry(method: dict[str, Any]) -> dict[str, Any]:

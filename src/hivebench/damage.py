@@ -1,7 +1,8 @@
 """Damage: what cannot be trusted of a study's finished output (a cell file missing, changed after its
 job, not a whole Parquet file or holding another cell, a study table that is not whole, damage
-`hivebench verify` recorded), judged from file times, framing bytes and footers read as bytes, so
-Snakemake can ask it on every run; and the job records it reads.
+`hivebench verify` recorded, an episode page its report links missing), judged from file times,
+framing bytes and footers read as bytes, so Snakemake can ask it on every run; and the job records it
+reads.
 
 Standard library only: the Snakefile imports this at parse time.
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hivebench.ids import digest
 from hivebench.paths import TABLES_RECORD, cell_files, study_tables
+from hivebench.view.sample import PAGES_DIR, PAGES_INDEX, REPORT_PAGE, VEGA_BUNDLE
 
 if TYPE_CHECKING:
     from hivebench.cells import Job
@@ -102,12 +104,41 @@ def job_damage(job: Job) -> dict[str, str]:
     return found
 
 
-def study_damage(study: str, jobs: Iterable[Job]) -> dict[str, dict[str, str]]:
+def study_damage(study: str, jobs: Iterable[Job], pages: bool = False) -> dict[str, dict[str, str]]:
     """Damage in a study's finished output, by the output whose job must redo it: a job summary
-    ({path: what is wrong} of `job_damage`), or a study table (`table_damage`). Nothing is changed
-    on disk."""
+    ({path: what is wrong} of `job_damage`), a study table (`table_damage`), and, where the study's
+    report draws episode pages (`pages`), its pages folder (`pages_damage`). Nothing is changed on disk."""
     found = {job.summary_path: damage for job in jobs if (damage := job_damage(job))}
-    return {**found, **{table: {table: problem} for table, problem in table_damage(study).items()}}
+    found.update({table: {table: problem} for table, problem in table_damage(study).items()})
+    if pages and (damage := pages_damage(study)):
+        found[PAGES_DIR.format(study=study)] = damage
+    return found
+
+
+def pages_damage(study: str) -> dict[str, str]:
+    """{path: what is wrong} of a study's episode pages once its report page links them: the pages
+    folder, its index, a page the index lists or the Vega bundle the pages load missing (deleted by
+    hand: the report would keep dead links). Snakemake sees the pages rule's output, a directory(),
+    only as a whole, so its files are checked here; {} before the report page is written."""
+    if not os.path.exists(REPORT_PAGE.format(study=study)):
+        return {}
+    folder = PAGES_DIR.format(study=study)
+    if not os.path.isdir(folder):
+        return {folder: MISSING}
+    index = f"{folder}/{PAGES_INDEX}"
+    try:
+        rows = json.loads(Path(index).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {index: MISSING}
+    except (OSError, ValueError):
+        rows = None
+    if not isinstance(rows, list):
+        return {index: "not a readable page index"}
+    listed = [row["page"] for row in rows if isinstance(row, dict) and isinstance(row.get("page"), str)]
+    found = {path: MISSING for path in (f"{folder}/{page}" for page in listed) if not os.path.isfile(path)}
+    if not os.path.isfile(VEGA_BUNDLE):
+        found[VEGA_BUNDLE] = MISSING
+    return found
 
 
 def table_damage(study: str) -> dict[str, str]:

@@ -100,6 +100,9 @@ class MethodImpl:
     calls_models: bool = False  # its policy is given each cell's response cache (`cache_paths`)
     reads_text: bool = False  # its policy is given the suite's text view (`view`)
     adapted: bool = False  # its policy is given the suite's Waggle adapter (`adapter`; Suite.waggle)
+    # its agents send a classical algorithm's messages (the suite's, or a Waggle proposal's), made by
+    # rule and never cut: the task's message cap must fit them (hivebench.suite.message_cap_problems)
+    classical_messages: bool = False
     tables: tuple[str, ...] = ()  # side tables its cells write beside the task's (Policy.tables)
     hooks: MethodHooks = field(default_factory=MethodHooks)
 

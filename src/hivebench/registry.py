@@ -7,20 +7,22 @@ import path, e.g. `mine = "my_method"` in its pyproject.toml's
 `[project.entry-points."hivebench.methods"]`). A suite's package declares a `SUITE`
 (hivebench.suite.Suite), a method's a `METHOD` (hivebench.method.Method), with the standard library
 alone, because the Snakefile reads the registry at parse time; runtime classes are imported on first
-use. Bump a `version` when an implementation's results change: every cell that uses it reruns, and no
-other.
+use. A package that cannot be registered (it fails to import, declares no `SUITE` / `METHOD`, or
+another name, or takes a name already registered) stops every command and the workflow with a
+PluginError naming its entry point. Bump a `version` when an implementation's results change: every
+cell that uses it reruns, and no other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module, resources
-from importlib.metadata import EntryPoints, entry_points
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from importlib.resources.abc import Traversable
 from typing import Any
 
 from hivebench.method import Method, MethodHooks, MethodImpl
-from hivebench.suite import Metric, Suite, TaskKind
+from hivebench.suite import Metric, PluginError, Suite, TaskKind
 
 SUITES: dict[str, str] = {
     "loopbench": "hivebench.suites.loopbench",
@@ -57,36 +59,60 @@ class MethodKind:
         return self.impls[suite]
 
 
+def _entry_point(point: EntryPoint) -> str:
+    """An entry point as its package's pyproject.toml gives it, with the group and the distribution."""
+    dist = getattr(point, "dist", None)
+    installed = f", installed by {dist.name} {dist.version}" if dist is not None else ""
+    return f"the entry point {point.name!r} = {point.value!r} (group {point.group}{installed})"
+
+
 def _packages(builtin: dict[str, str], group: str, installed: EntryPoints) -> dict[str, str]:
     """name -> package: hivebench's own, then those installed packages register (entry points)."""
     found = dict(builtin)
     for point in installed.select(group=group):
         if point.name in found:
-            raise RuntimeError(
-                f"registry: the entry point {point.name!r} = {point.value!r} (group {group}) takes a name "
-                f"already registered by {found[point.name]}"
+            raise PluginError(
+                f"registry: {_entry_point(point)} takes a name already registered by {found[point.name]}; "
+                "rename it, or uninstall the package that installs it"
             )
         found[point.name] = point.value
     return found
 
 
-def _declarations(packages: dict[str, str], attribute: str, kind: type) -> dict[str, Any]:
-    """Each package's declaration (its `SUITE` or `METHOD`), checked against the name it is registered by."""
+def _declaration(name: str, package: str, attribute: str, kind: type) -> Any:
+    """A package's declaration (its `SUITE` or `METHOD`), checked against the name it is registered
+    by; PluginError saying what is wrong (without the `registry:` prefix)."""
+    try:
+        module = import_module(package)
+    except Exception as exc:  # an installed plug-in that breaks on import: name it, not a bare traceback
+        text = " ".join(str(exc).split())  # one paragraph, however the error breaks its lines
+        raise PluginError(
+            f"{package} (registered as {name!r}) cannot be imported: {type(exc).__name__}: {text}"
+        ) from None
+    declared = getattr(module, attribute, None)
+    if not isinstance(declared, kind):
+        raise PluginError(
+            f"{package} (registered as {name!r}) declares no {attribute} ({kind.__module__}.{kind.__name__})"
+        )
+    if declared.name != name:
+        raise PluginError(f"{package} declares {declared.name!r}, registered as {name!r}")
+    return declared
+
+
+def _declarations(
+    packages: dict[str, str], attribute: str, kind: type, points: dict[str, EntryPoint] | None = None
+) -> dict[str, Any]:
+    """Each package's declaration (`_declaration`); one an entry point (`points`, by name) registers
+    is refused naming that entry point."""
     found = {}
     for name, package in packages.items():
         try:
-            module = import_module(package)
-        except Exception as exc:  # an installed plug-in that breaks on import: name it, not a bare traceback
-            raise RuntimeError(f"registry: {package} (registered as {name!r}) cannot be imported: {exc!r}") from exc
-        declared = getattr(module, attribute, None)
-        if not isinstance(declared, kind):
-            raise RuntimeError(
-                f"registry: {package} (registered as {name!r}) declares no {attribute} "
-                f"({kind.__module__}.{kind.__name__})"
-            )
-        if declared.name != name:
-            raise RuntimeError(f"registry: {package} declares {declared.name!r}, registered as {name!r}")
-        found[name] = declared
+            found[name] = _declaration(name, package, attribute, kind)
+        except PluginError as exc:
+            point = (points or {}).get(name)
+            where = "" if point is None else f"{_entry_point(point)} cannot be used: "
+            advice = "" if point is None else "; fix the package that installs it, or uninstall it"
+            raise PluginError(f"registry: {where}{exc}{advice}") from None
     return found
 
 
@@ -95,7 +121,7 @@ def _task_kinds(suites: dict[str, Suite]) -> dict[str, tuple[str, TaskKind]]:
     for suite in suites.values():
         for kind, task in suite.tasks.items():
             if kind in kinds:
-                raise RuntimeError(f"registry: task kind {kind!r} is declared by {kinds[kind][0]} and {suite.name}")
+                raise PluginError(f"registry: task kind {kind!r} is declared by {kinds[kind][0]} and {suite.name}")
             kinds[kind] = (suite.name, task)
     return kinds
 
@@ -107,13 +133,13 @@ def _method_kinds(suites: dict[str, Suite], generic: dict[str, Method]) -> dict[
     for suite in suites.values():
         for kind, impl in suite.methods.items():
             if kind in generic:
-                raise RuntimeError(
+                raise PluginError(
                     f"registry: method kind {kind!r} is declared by suite {suite.name} and by {METHOD_PACKAGE_OF[kind]}"
                 )
             impls.setdefault(kind, {})[suite.name] = impl
     for kind, by_suite in impls.items():
         if len({type(impl.hooks) for impl in by_suite.values()}) > 1:
-            raise RuntimeError(
+            raise PluginError(
                 f"registry: the suites implement method {kind!r} with different hooks ({', '.join(by_suite)})"
             )
     return {kind: MethodKind(kind, by_suite) for kind, by_suite in impls.items()}
@@ -131,8 +157,12 @@ def schema_fragments() -> list[tuple[str, Traversable]]:
 _INSTALLED = entry_points()  # every installed package's, read once
 SUITE_PACKAGE_OF: dict[str, str] = _packages(SUITES, SUITE_GROUP, _INSTALLED)
 METHOD_PACKAGE_OF: dict[str, str] = _packages(METHOD_PACKAGES, METHOD_GROUP, _INSTALLED)
-SUITE_OBJECTS: dict[str, Suite] = _declarations(SUITE_PACKAGE_OF, "SUITE", Suite)
-METHOD_OBJECTS: dict[str, Method] = _declarations(METHOD_PACKAGE_OF, "METHOD", Method)
+SUITE_OBJECTS: dict[str, Suite] = _declarations(
+    SUITE_PACKAGE_OF, "SUITE", Suite, {point.name: point for point in _INSTALLED.select(group=SUITE_GROUP)}
+)
+METHOD_OBJECTS: dict[str, Method] = _declarations(
+    METHOD_PACKAGE_OF, "METHOD", Method, {point.name: point for point in _INSTALLED.select(group=METHOD_GROUP)}
+)
 TASK_KINDS: dict[str, tuple[str, TaskKind]] = _task_kinds(SUITE_OBJECTS)  # kind -> (suite, task)
 METHODS: dict[str, MethodKind] = _method_kinds(SUITE_OBJECTS, METHOD_OBJECTS)
 SUITE_METRICS: dict[str, tuple[Metric, ...]] = {name: suite.metrics for name, suite in SUITE_OBJECTS.items()}

@@ -5,15 +5,20 @@ done:     the cell's file is whole (damage.job_damage: the rule Snakemake applie
           current hash;
 damaged:  its file is missing after its job finished, changed since, not a whole Parquet file, holds
           another cell, or `hivebench verify` found it damaged: the next `snakemake` run redoes it (a
-          study table that is damaged is named too);
+          study table that is damaged, and an episode page the report links that is missing, are
+          named too);
 failed:   not done, and the last run of its job failed (the job's record: exit status and error
           line) or was killed (the record says running, on this host, and its process is gone);
-running:  not done, and its job's record says it is running;
+interrupted: not done, and its job was running when the Snakemake run that started it was killed
+          (Snakemake's mark of its output is left in .snakemake/incomplete/, and no Snakemake runs here);
+running:  not done, and its job is running (Snakemake's mark, or its job's record, says so);
 pending:  the rest (never run, or stale after a parameter change).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import socket
 from collections import defaultdict
@@ -28,21 +33,29 @@ from hivebench.models import token_cost
 from hivebench.paths import cell_files, cell_path
 from hivebench.store import stored_summary
 
-STATES = ("done", "damaged", "failed", "running", "pending")
+STATES = ("done", "damaged", "failed", "interrupted", "running", "pending")
 COLUMNS = ("study", "method", "cells", *STATES, "llm_calls", "input_tokens", "output_tokens", "cost_usd")
 LOCKS = Path(".snakemake/locks")
+# Snakemake marks each output of a job it starts here, and removes the mark when the job ends (done or
+# failed): one left behind with no Snakemake running is a job its killed run left unfinished.
+INCOMPLETE = Path(".snakemake/incomplete")
 
 
 @dataclass
 class Report:
     rows: list[dict[str, Any]]
-    problems: list[str] = field(default_factory=list)  # one line per failed job and damaged file
+    problems: list[str] = field(default_factory=list)  # one line per failed or interrupted job and damaged file
 
 
-def job_state(job: Job) -> tuple[str | None, str]:
-    """(failed | running | None, what to tell) from the record the job's last run wrote."""
-    record = job_record(job)
+def job_state(job: Job, started: frozenset[str] = frozenset(), live: bool = False) -> tuple[str | None, str]:
+    """(failed | interrupted | running | None, what to tell) from Snakemake's marks of the outputs of
+    the jobs it started and has not seen end (`started`; `live`: a Snakemake run holds this directory),
+    else from the record the job's last run wrote."""
     where = f"job {job.summary_path}"
+    if job.summary_path in started:
+        problem = f"{where}: interrupted (its Snakemake run was killed while it ran; the next run redoes it)"
+        return ("running", "") if live else ("interrupted", problem)
+    record = job_record(job)
     if record.get("state") == "failed":
         return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"
     if record.get("state") == "running":
@@ -64,13 +77,34 @@ def _alive(pid: Any) -> bool:
     return True
 
 
-def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]]) -> Report:
+def incomplete_outputs() -> frozenset[str]:
+    """The outputs Snakemake marked in INCOMPLETE: each mark is the output's path, URL-safe base64,
+    cut into folders of "@"-prefixed parts where longer than a file name may be."""
+    if not INCOMPLETE.is_dir():
+        return frozenset()
+    found = set()
+    for mark in INCOMPLETE.rglob("*"):
+        parts = mark.relative_to(INCOMPLETE).parts
+        if not mark.is_file() or parts == ("migration_underway",):
+            continue
+        try:
+            found.add(base64.urlsafe_b64decode("".join(p.removeprefix("@") for p in parts)).decode())
+        except (binascii.Error, UnicodeDecodeError):  # not a mark of Snakemake's
+            continue
+    return frozenset(found)
+
+
+def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]], pages: bool = False) -> Report:
+    """Each study's cells by state, per method; `pages`: the studies' reports draw episode pages
+    (`report.episode_pages`), whose missing files are named among the problems."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {**dict.fromkeys(COLUMNS[2:], 0), "cost_usd": 0.0}
     )
     problems = []
+    started = incomplete_outputs()
+    live = bool(started) and bool(running_snakemake())
     for study, study_jobs in jobs.items():
-        found = study_damage(study, study_jobs)  # what Snakemake's next run redoes
+        found = study_damage(study, study_jobs, pages)  # what Snakemake's next run redoes
         for damage in found.values():
             problems += [f"{path}: {problem} (the next snakemake run redoes it)" for path, problem in damage.items()]
         for job in study_jobs:
@@ -78,7 +112,7 @@ def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]]) -> R
             row = rows[(study, method["name"])]
             price = prices.get(method["params"].get("model", ""))
             damage = found.get(job.summary_path, {})
-            state, problem = job_state(job)
+            state, problem = job_state(job, started, live)
             for cell in job.cells():
                 row["cells"] += 1
                 path = cell_path(cell)
@@ -94,7 +128,7 @@ def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]]) -> R
                     row[key] += summary.get(key, 0)
                 if price and "input_tokens" in summary:
                     row["cost_usd"] += token_cost(price, summary["input_tokens"], summary["output_tokens"])
-            if problem and state == "failed":
+            if problem and state in ("failed", "interrupted"):
                 problems.append(problem)
     return Report([{"study": s, "method": m, **counts} for (s, m), counts in rows.items()], problems)
 

@@ -23,6 +23,11 @@ def load(target: str) -> Any:
     return getattr(import_module(module), name)
 
 
+class PluginError(RuntimeError):
+    """A suite or method package that cannot be registered (most often an installed plug-in): one
+    paragraph naming it, its entry point where it has one, and what is wrong (hivebench.registry)."""
+
+
 class TaskParamError(ValueError):
     """A task parameter that cannot be used; `key` is the parameter (`graph`, `rounds`, ...)."""
 
@@ -34,6 +39,11 @@ class TaskParamError(ValueError):
 class TaskHooks:
     """A task kind's parse-time answers about its parameters (standard library only). The defaults
     fit a task whose size is the study's population and whose parameters need no resolving."""
+
+    # Parameters that act only on a method reading the task as text (MethodImpl.reads_text: what an
+    # LLM agent's prompt shows); given in a study with no such method, they are refused (they would
+    # change the other methods' cells and nothing else).
+    text_settings: tuple[str, ...] = ()
 
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
         """The parameters as a cell stores them (files read and inlined in canonical form); raise
@@ -80,9 +90,22 @@ class TaskHooks:
         return name
 
 
-def message_cap_problems(cap: int, sizes: list[int], need: Callable[[int], int], what: str) -> Iterator[str]:
-    """A `message_chars` below what a classical method's messages need at the neediest of `sizes`
-    (`need(n)` characters: `what` at N = n)."""
+def sends_classical_messages(method: str, suite: str) -> bool:
+    """Whether a method of kind `method` sends a classical algorithm's messages on `suite`
+    (MethodImpl.classical_messages)."""
+    from hivebench.registry import METHODS  # the registry imports the suites: not at import time
+
+    return METHODS[method].impl(suite).classical_messages
+
+
+def message_cap_problems(
+    cap: int | None, method: str, suite: str, sizes: list[int], need: Callable[[int], int], what: str
+) -> Iterator[str]:
+    """A `message_chars` below what a method of kind `method` sends on `suite` at the neediest of
+    `sizes` (`need(n)` characters: `what` at N = n); nothing without a cap, or for a method that sends
+    no classical messages (none, or an LLM's: cut to the cap and counted)."""
+    if cap is None or not sends_classical_messages(method, suite):
+        return
     chars, n = max((need(n), n) for n in sizes)
     if cap < chars:
         yield f"message_chars: {cap} is below the {chars} characters {what} at N = {n}; raise it to at least {chars}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hivebench.engine.api import EpisodeRecord, Policy
+from hivebench.models.scripted import RepliesError
 from hivebench.paths import calls_path
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
@@ -50,7 +51,16 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     first = cells[0]
     task = make_task(first)
     task.reset([cell["seed"] for cell in cells])
-    return run(task, make_policy(cells))
+    try:
+        return run(task, make_policy(cells))
+    except RepliesError as exc:  # a scripted file too short: named by its config key too
+        raise RepliesError(f"{model_key(first)}: {exc}") from None
+
+
+def model_key(cell: dict[str, Any]) -> str:
+    """The config key of a cell's model: its method's, with the replicate where it has one."""
+    key = f"methods.{cell['method']['name']}.model"
+    return key if "replicate" not in cell else f"{key} (replicate {cell['replicate']})"
 
 
 def make_task(cell: dict[str, Any]) -> Any:

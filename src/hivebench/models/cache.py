@@ -1,8 +1,9 @@
 """A content-addressed response cache: one append-only JSON Lines file per cell.
 
 One file per cell keeps concurrent Snakemake jobs (and cluster nodes sharing a filesystem) from ever
-writing the same file. Each line holds the key, the result and the chat that was asked (`messages`:
-what the episode viewer shows as the prompt; a reader needs only the key and the result). Each
+writing the same file. Each line holds the key, the result, the model that answered (`model`, with a
+local model's precision: `name:dtype`) and the chat that was asked (`messages`: what the episode viewer
+shows as the prompt; a reader needs only the key and the result). Each
 finished call is appended and flushed at once, so a killed episode keeps every reply it had paid for;
 a torn last line (killed mid-write) is ignored on reading.
 """
@@ -39,7 +40,9 @@ class ResponseCache:
         self.hits = 0
         # After a torn last line, the next record must start on a line of its own.
         self._torn = self.path.exists() and self.path.stat().st_size > 0 and not self.path.read_bytes().endswith(b"\n")
-        self.entries = {record["key"]: result for record, result in cache_records(self.path)}
+        records = list(cache_records(self.path))
+        self.entries = {record["key"]: result for record, result in records}
+        self.models = {record["model"] for record, _ in records if "model" in record}  # older files: none
 
     def get(self, key: str) -> ChatResult | None:
         result = self.entries.get(key)
@@ -47,10 +50,11 @@ class ResponseCache:
             self.hits += 1
         return result
 
-    def put(self, key: str, result: ChatResult, messages: Sequence[Message] = ()) -> None:
+    def put(self, key: str, result: ChatResult, model: str, messages: Sequence[Message] = ()) -> None:
         self.entries[key] = result
+        self.models.add(model)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        record = {"key": key, "result": result.to_json(), "messages": list(messages)}
+        record = {"key": key, "result": result.to_json(), "model": model, "messages": list(messages)}
         line = json.dumps(record, ensure_ascii=False) + "\n"
         if self._torn:
             line, self._torn = "\n" + line, False

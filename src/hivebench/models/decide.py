@@ -101,6 +101,11 @@ class Decider:
         self.scripted = None if getattr(backend, "cacheable", True) else [copy.copy(backend) for _ in caches]
         self.calls_made = 0  # replies paid for in this process (cache hits are not calls)
 
+    def recorded(self) -> dict[str, str]:
+        """What an episode's summary records of its model: the precision a local one ran in."""
+        dtype = getattr(self.backend, "dtype", None)
+        return {} if dtype is None else {"model_dtype": dtype}
+
     @property
     def hits(self) -> int:
         return sum(cache.hits for cache in self.caches)
@@ -121,7 +126,7 @@ class Decider:
 
             def store(index: int, result: ChatResult) -> None:
                 asked = missing[index]
-                self.caches[episodes[asked]].put(keys[asked], result, requests[asked].messages)
+                self.caches[episodes[asked]].put(keys[asked], result, self.backend.model, requests[asked].messages)
                 self.calls_made += 1
 
             fresh = self.backend.complete([requests[i] for i in missing], store)

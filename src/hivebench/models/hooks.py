@@ -31,7 +31,8 @@ class ModelHooks(MethodHooks):
 
     def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
         if entry["backend"] == "scripted":
-            yield from file_problems("model", base / entry["model"])
+            missing = list(file_problems("model", base / entry["model"]))
+            yield from missing or script_problems(base / entry["model"])
         elif entry["backend"] == "openai":
             env = entry["api_key_env"]
             if env is not None and not os.environ.get(env):
@@ -61,3 +62,20 @@ class ModelHooks(MethodHooks):
 
     def slot_resource(self, entry: dict[str, Any]) -> str | None:
         return entry.get("llm_slots", SLOTS) if entry["backend"] == "openai" else None
+
+
+def script_problems(path: Path) -> Iterator[str]:
+    """A scripted model's file that no episode can play: unreadable, not UTF-8, a line that is not JSON,
+    or no reply at all. (One too short for its episodes fails in the job: what they ask is known only
+    as they play, repairs included.)"""
+    from hivebench.models.scripted import RepliesError, read_replies
+
+    try:
+        replies = read_replies(path)
+    except RepliesError as exc:
+        yield f"model: {exc}"
+    except OSError as exc:
+        yield f"model: {path}: cannot be read: {exc.strerror}"
+    else:
+        if not replies:
+            yield f"model: {path}: no replies (the file is empty or blank); each line is one reply"

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 BASE_MB = 1300  # Python, torch, transformers, the tokenizers, llguidance (measured 0.94-1.16 GB beside SmolLM2)
-BYTES = {"float32": 4, "bfloat16": 2}
+# `auto` is sized as float32, the larger: the job may resolve it on another machine than this one.
+BYTES = {"float32": 4, "bfloat16": 2, "auto": 4}
 
 
 def parameters(config: dict[str, Any]) -> int:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from hivebench.models import Backend
 from hivebench.models.builtin import BUILTIN, folder
+from hivebench.models.cache import ResponseCache
+from hivebench.models.decide import Decider
+from hivebench.models.precision import resolve
 
 # The method parameters that choose and reach a model (the rest shape prompts and sampling).
 BACKEND_KEYS = (
@@ -31,12 +35,24 @@ def local_path(model: str) -> Path:
     return folder(model) if model in BUILTIN else Path(model)
 
 
-def backend_for(params: dict[str, Any]) -> Backend:
+def decider_for(params: dict[str, Any], cache_paths: Sequence[str | Path], backend: Backend | None = None) -> Decider:
+    """The method's model behind its cells' response caches (`backend`: one in its place)."""
+    caches = [ResponseCache(path) for path in cache_paths]
+    return Decider(backend or backend_for(params, caches), caches)
+
+
+def backend_for(params: dict[str, Any], caches: Sequence[ResponseCache] = ()) -> Backend:
+    """The method's model; `dtype: auto` resolved for this machine, or as the caches were filled."""
     if params["backend"] == "scripted":  # one per episode: it answers from the file's first line on
         from hivebench.models.scripted import ScriptedBackend
 
         return ScriptedBackend(params["model"])
-    return _open(json.dumps({k: params.get(k) for k in BACKEND_KEYS}, sort_keys=True))
+    settings = {k: params.get(k) for k in BACKEND_KEYS}
+    if settings["backend"] == "transformers":
+        prefix = f"{settings['model']}:"
+        stored = [m.removeprefix(prefix) for cache in caches for m in cache.models if m.startswith(prefix)]
+        settings["dtype"] = resolve(settings["dtype"], stored)
+    return _open(json.dumps(settings, sort_keys=True))
 
 
 @cache  # a job block runs many seeds: load a local model once

@@ -15,16 +15,28 @@ from pathlib import Path
 from hivebench.models import BackendError, ChatRequest, ChatResult, OnResult, Usage
 
 
+class RepliesError(BackendError):
+    """A scripted file that cannot answer an episode: not UTF-8, a line that is not JSON, or too few
+    replies. Validation refuses the first two (hivebench.models.hooks); the count an episode needs is
+    known only as it plays (repairs ask again), so running out is said in the job, with the config key
+    (hivebench.engine.loop.play_block)."""
+
+
 def read_replies(path: str | Path) -> list[str]:
-    """The reply texts of a scripted file; ValueError naming the file and line for a line that is not JSON."""
+    """The reply texts of a scripted file; RepliesError naming the file (and line) for one that is not
+    UTF-8 or has a line that is not JSON."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RepliesError(f"{path}: not UTF-8 text (an invalid byte at offset {exc.start})") from None
     replies = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{number}: not a JSON value ({exc.msg})") from None
+            raise RepliesError(f"{path}:{number}: not a JSON value ({exc.msg})") from None
         replies.append(value if isinstance(value, str) else json.dumps(value))
     return replies
 
@@ -42,7 +54,7 @@ class ScriptedBackend:
         results = []
         for index, _ in enumerate(requests):
             if self.used >= len(self.replies):
-                raise BackendError(
+                raise RepliesError(
                     f"{self.model}: {len(self.replies)} scripted replies, and request {self.used + 1} needs one more"
                 )
             results.append(ChatResult(self.replies[self.used], Usage(), mode="scripted"))

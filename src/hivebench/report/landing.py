@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from hivebench import __version__
+from hivebench.config import resolved_task_params, task_sizes
 from hivebench.paths import EPISODES_TABLE
 from hivebench.report.page import STYLE
 
@@ -47,7 +48,17 @@ def models(config: dict[str, Any], methods: list[str]) -> list[str]:
     return found
 
 
-def study_row(config: dict[str, Any], name: str, root: Path) -> dict[str, str]:
+def populations(config: dict[str, Any], study: dict[str, Any], base: Path) -> list[int]:
+    """The populations a study's tasks run at: a fixed graph's own size, else the study's (a study of
+    fixed graphs alone gives none). `base`: the config file's folder (an edges file is read from it)."""
+    sizes: set[int] = set()
+    for name in study["tasks"]:
+        task = config["tasks"][name]
+        sizes.update(task_sizes(task, resolved_task_params(task, base), study.get("populations")) or [])
+    return sorted(sizes)
+
+
+def study_row(config: dict[str, Any], name: str, root: Path, base: Path) -> dict[str, str]:
     study = config["studies"][name]
     table = root / EPISODES_TABLE.format(study=name)
     row = {
@@ -56,7 +67,7 @@ def study_row(config: dict[str, Any], name: str, root: Path) -> dict[str, str]:
         "tasks": ", ".join(study["tasks"]),
         "methods": ", ".join(study["methods"]),
         "models": "; ".join(models(config, study["methods"])) or "none",
-        "N": ", ".join(str(n) for n in study["populations"]),
+        "N": ", ".join(str(n) for n in populations(config, study, base)),
     }
     if not table.exists():
         return {**row, "episodes": "not collected yet", "collected": "", "calls": "", "tokens": "", "cost": ""}
@@ -78,7 +89,7 @@ def study_row(config: dict[str, Any], name: str, root: Path) -> dict[str, str]:
 def render_landing(config: dict[str, Any], source: str, out: str | Path, root: str | Path = ".") -> Path:
     """Write the landing page to `out` (its links are relative to it: reports/<study>/index.html)."""
     path = Path(out)
-    rows = [study_row(config, name, Path(root)) for name in config["studies"]]
+    rows = [study_row(config, name, Path(root), Path(source).parent) for name in config["studies"]]
     e = html.escape
     header = ["study", "what", "tasks", "methods", "models", "N", "episodes", "collected", "calls", "tokens", "cost"]
     header = [key for key in header if any(row[key] for row in rows)]  # a column that holds nothing is left out

@@ -11,6 +11,8 @@ from hivebench.paths import EPISODES_DIR, cell_path
 PAGES_FOLDER = "episodes"  # in a study's report folder: its episode pages, laid out as its cells
 PAGES_DIR = "reports/{study}/" + PAGES_FOLDER
 PAGES_INDEX = "index.json"  # in PAGES_DIR: each page with its cell's fields
+REPORT_PAGE = "reports/{study}/index.html"  # the study's page, which links the pages of PAGES_INDEX
+VEGA_BUNDLE = "reports/vega.js"  # the Vega bundle every study's pages load
 
 
 def sampled(cells: Iterable[dict[str, Any]], per_group: int) -> list[dict[str, Any]]:

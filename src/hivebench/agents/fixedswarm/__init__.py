@@ -10,7 +10,12 @@ from hivebench.method import Method, MethodImpl
 METHOD = Method(
     name="fixedswarm",
     impl=MethodImpl(
-        "hivebench.agents.fixedswarm.law:FixedSwarm", version=2, adapted=True, tables=("traces",), hooks=WaggleHooks()
+        "hivebench.agents.fixedswarm.law:FixedSwarm",
+        version=2,
+        adapted=True,
+        classical_messages=True,  # its proposal's, beside its traces
+        tables=("traces",),
+        hooks=WaggleHooks(),
     ),
     schema="schema.yaml",
 )

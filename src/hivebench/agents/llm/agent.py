@@ -29,9 +29,8 @@ import pyarrow.parquet as pq
 
 from hivebench.engine.api import Policy, TextView
 from hivebench.models import ChatRequest, Message, Reader, Sampling, Usage
-from hivebench.models.cache import ResponseCache
-from hivebench.models.decide import FALLBACK, Decider, Decision, totals
-from hivebench.models.open import backend_for
+from hivebench.models.decide import FALLBACK, Decision, totals
+from hivebench.models.open import decider_for
 from hivebench.seeding import Streams
 
 log = logging.getLogger("hivebench.llm")
@@ -185,7 +184,7 @@ class LLMAgent(Policy):
         self.view = view
         self.protocol = prompt_protocol(view, params)
         self.sampling = Sampling.of(params)
-        self.decider = Decider(backend_for(params), [ResponseCache(path) for path in cache_paths])
+        self.decider = decider_for(params, cache_paths)
         self.initial = params.get("initial_notes")
         self.label = str(cache_paths[0]) + (f" and {len(cache_paths) - 1} more cells" if len(cache_paths) > 1 else "")
         self.notes: list[list[str]] = []  # every agent's notes in force after each step (0: initial)
@@ -300,4 +299,5 @@ class LLMAgent(Policy):
         notes, rounds = self._episode(episode)
         revisions = sum(a != b for before, after in zip(notes, notes[1:]) for a, b in zip(before, after))
         # (agent, round) pairs whose notes changed
-        return {"note_revisions": revisions, **totals([d for round_ in rounds for d in round_ if d is not None])}
+        decisions = [d for round_ in rounds for d in round_ if d is not None]
+        return {"note_revisions": revisions, **totals(decisions), **self.decider.recorded()}

@@ -11,5 +11,11 @@ from hivebench.method import Method, MethodImpl
 
 METHOD = Method(
     name="nativemsg",
-    impl=MethodImpl("hivebench.agents.nativemsg.policy:NativeMsg", version=2, adapted=True, hooks=WaggleHooks()),
+    impl=MethodImpl(
+        "hivebench.agents.nativemsg.policy:NativeMsg",
+        version=2,
+        adapted=True,
+        classical_messages=True,  # its proposal's: the suite's algorithm's messages
+        hooks=WaggleHooks(),
+    ),
 )

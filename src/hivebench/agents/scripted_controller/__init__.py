@@ -15,6 +15,7 @@ METHOD = Method(
         "hivebench.agents.waggle.scripted:ScriptedController",
         version=1,
         adapted=True,
+        classical_messages=True,  # its proposal's, where a record's action sends them
         tables=("traces", "views"),
         hooks=WaggleHooks(),
     ),

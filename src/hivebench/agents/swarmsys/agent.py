@@ -33,9 +33,8 @@ from hivebench.agents.swarmsys.prompts import ROLES
 from hivebench.engine.api import Policy
 from hivebench.engine.media.exchange import Outbox
 from hivebench.models import Backend, ChatRequest, Sampling
-from hivebench.models.cache import ResponseCache
-from hivebench.models.decide import Decider, Decision, totals
-from hivebench.models.open import backend_for
+from hivebench.models.decide import Decision, totals
+from hivebench.models.open import decider_for
 from hivebench.seeding import Streams
 from hivebench.suites.silobench.instances import statement
 from hivebench.suites.silobench.task import SiloActions, SiloViews
@@ -83,7 +82,7 @@ class SwarmSys(Policy):
         """`backend`: one in the method's model's place (an estimate's)."""
         self.params = params
         self.sampling = Sampling.of(params)
-        self.decider = Decider(backend or backend_for(params), [ResponseCache(path) for path in cache_paths])
+        self.decider = decider_for(params, cache_paths, backend)
         self.episodes = len(rng)
         self.roles_rng, self.matching, self.samples = rng.child("roles"), rng.child("matching"), rng.child("samples")
         self.max_events = 1 + int(params["subevents"])
@@ -363,6 +362,7 @@ class SwarmSys(Policy):
             "accepted": sum(judged),
             "role_switches": int(self.switches[episode]),
             "answers_carried": int(self.knows[self._own(episode)].sum()),
+            **self.decider.recorded(),
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table]:

@@ -55,6 +55,7 @@ METHOD = Method(
         version=1,
         calls_models=True,
         adapted=True,
+        classical_messages=True,  # its proposal's, where a record's action sends them
         tables=("traces", "views"),
         hooks=ControllerHooks(),
     ),

@@ -27,9 +27,8 @@ from hivebench.agents.waggle.records import Decisions
 from hivebench.agents.waggle.runtime import Context, ViewRuntime
 from hivebench.ids import canonical_json
 from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
-from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import Decider, add
-from hivebench.models.open import backend_for
+from hivebench.models.open import decider_for
 from hivebench.seeding import Streams
 
 # What a regeneration asks, after the refused reply: the validator's code and reason.
@@ -105,7 +104,7 @@ class Controller(ViewRuntime):
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter, cache_paths: list[str | Path]):
         super().__init__(params, rng, adapter)
         self.sampling = Sampling.of(params)
-        self.decider = Decider(backend_for(params), [ResponseCache(path) for path in cache_paths])
+        self.decider = decider_for(params, cache_paths)
         self.samples = rng.child("samples")  # one draw per agent per round: the sample index of its request
         self.turns: list[list[Turn | None]] = []  # per round, per block agent (None: not asked)
 
@@ -170,4 +169,5 @@ class Controller(ViewRuntime):
             "input_tokens": tokens_in,
             "output_tokens": tokens_out,
             "latency_s": round(sum(t.usage.latency_s for t in turns), 6),
+            **self.decider.recorded(),
         }

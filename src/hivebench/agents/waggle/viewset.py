@@ -33,9 +33,7 @@ from hivebench.agents.waggle.ladder import RUNGS, Ladder
 from hivebench.agents.waggle.records import CLAIM_MAX, COMPASS, MODES, NONE, TRACE_PARTS, Decisions, parse
 from hivebench.ids import canonical_json
 from hivebench.models import Sampling
-from hivebench.models.cache import ResponseCache
-from hivebench.models.decide import Decider
-from hivebench.models.open import backend_for
+from hivebench.models.open import decider_for
 
 SOURCE = ("study", "suite", "task", "method", "population", "seed", "step", "agent")  # where a view was shown
 HANDLES = 256  # channel handles an orbit draws from (the field's pool)
@@ -108,7 +106,7 @@ class ViewBlock:
 def decide(views: pd.DataFrame, params: dict[str, Any], cache: str | Path, seed: int) -> pd.DataFrame:
     """A controller's admitted record for every view (the `waggle` method's `params`), each reply
     through the response cache `cache`; its sample index drawn from `seed` per view."""
-    decider = Decider(backend_for(params), [ResponseCache(cache)])
+    decider = decider_for(params, [cache])
     sampling = Sampling.of(params)
     samples = np.random.default_rng(seed).integers(0, 2**31 - 1, len(views))
     out = pd.DataFrame(

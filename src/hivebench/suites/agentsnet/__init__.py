@@ -58,11 +58,12 @@ class NetHooks(TaskHooks):
         return n * (rounds + 1)
 
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
-        if method != "distributed" or params["message_chars"] is None:
-            return  # random sends nothing; an LLM's longer messages are cut and counted; null: no cap
+        # distributed, and the Waggle methods that send its messages (random and NoComm send nothing)
         problem = params["problem"]
-        what = f"a distributed {problem} message can take"
-        yield from message_cap_problems(params["message_chars"], sizes, partial(classical_message_chars, problem), what)
+        sender = "" if method == "distributed" else f" (sent by {method})"
+        what = f"a distributed {problem} message{sender} can take"
+        need = partial(classical_message_chars, problem)
+        yield from message_cap_problems(params["message_chars"], method, "agentsnet", sizes, need, what)
 
 
 def classical_message_chars(problem: str, n: int) -> int:
@@ -82,7 +83,7 @@ SUITE = Suite(
     name="agentsnet",
     tasks={"agentsnet": TaskKind(f"{PACKAGE}.task:NetTask", version=1, hooks=NetHooks(), tables=("messages",))},
     methods={
-        "distributed": MethodImpl(f"{PACKAGE}.baselines:DistributedAlgorithm", version=2),
+        "distributed": MethodImpl(f"{PACKAGE}.baselines:DistributedAlgorithm", version=2, classical_messages=True),
         "random": MethodImpl(f"{PACKAGE}.baselines:RandomAnswers", version=2),
     },
     metrics=(Metric("score"), Metric("solved")),

@@ -13,7 +13,7 @@ from typing import Any
 from hivebench import compat
 from hivebench.compat import Difference
 from hivebench.method import MethodImpl
-from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems
+from hivebench.suite import Metric, Suite, TaskHooks, TaskKind, message_cap_problems, sends_classical_messages
 from hivebench.suites.silobench.catalogue import BY_ID, selected
 from hivebench.suites.silobench.widest import classical_message_chars
 
@@ -27,8 +27,6 @@ PACKAGE = "hivebench.suites.silobench"
 # holds and multiplies two N x N matrices, also as an oracle.
 LARGEST = {"complete": 500, "regular3": 5_000, "store": 5_000}
 LARGEST_MATRIX = 500
-# the classical methods whose messages carry whole shards (the Waggle controls that talk pass on the flood's)
-SHARD_SENDERS = ("distributed", "random", "nativemsg", "fixedswarm")
 # the methods that route their own messages to any agent (SwarmSys: to each event's participants), on
 # p2p over the complete topology, and need an explorer, a worker and a validator
 ROUTERS = ("swarmsys",)
@@ -78,16 +76,25 @@ def applicable(params: dict[str, Any]) -> tuple[Difference, ...]:
     return tuple(d for d in DIFFERENCES if d.key != "store_view" or params["protocol"] == "store")
 
 
+def idle_rule(params: dict[str, Any], key: str) -> str:
+    """Why a difference is refused on a task it cannot act on (`applicable`)."""
+    if params["oracle"]:
+        return "an oracle answers at once, without rounds (oracle: true)"
+    return f"how an LLM agent reads the shared store: it applies to protocol: store (not {params['protocol']})"
+
+
 def behaviour(params: dict[str, Any]) -> str:
     """A task's rules as its report rows name them (`compat.behaviour`)."""
     return compat.behaviour(params, applicable(params))
 
 
 class SiloHooks(TaskHooks):
+    text_settings = ("received", "store_view")  # an LLM agent's prompt: classical methods read the store directly
+
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
         """The differences (`compat`) as the cell stores them, less those that cannot act on it (so an
-        oracle cell is the same in both modes)."""
-        return compat.resolve(params, DIFFERENCES, applicable(params))
+        oracle cell is the same in both modes; one of them given is refused)."""
+        return compat.resolve(params, DIFFERENCES, applicable(params), partial(idle_rule, params))
 
     def members(self, params: dict[str, Any]) -> dict[str, dict[str, Any]] | None:
         """`task: I-01` is one task; a list, a level or `all` one member per ID, named by it."""
@@ -124,7 +131,7 @@ class SiloHooks(TaskHooks):
         instance = INSTANCE_BYTES * n
         if params["oracle"]:
             return instance  # one agent holding the instance (III-30's matrices are bounded by N)
-        if method not in SHARD_SENDERS:
+        if not sends_classical_messages(method, "silobench"):  # whole shards (the Waggle methods pass on the flood's)
             return instance + SQUARE_BYTES * n**2
         protocol, complete, rounds = params["protocol"], params["topology"] == "complete", params["rounds"]
         # shard passes: each agent's own once (store, a complete broadcast), once to each other agent
@@ -160,11 +167,12 @@ class SiloHooks(TaskHooks):
             setting = "oracle: true" if params["oracle"] else f"protocol: {params['protocol']}"
             yield f"{setting}: the Waggle runtime runs Silo-Bench on p2p ports (a method of kind {method} cannot)"
             return
-        if params["oracle"] or method not in SHARD_SENDERS:  # local sends nothing; an LLM's text is cut and counted
+        if params["oracle"]:
             return
         task = params["task"]
         what = f"a {method} message needs to carry one whole shard of {task} ({BY_ID[task].name})"
-        yield from message_cap_problems(params["message_chars"], sizes, partial(classical_message_chars, task), what)
+        need = partial(classical_message_chars, task)
+        yield from message_cap_problems(params["message_chars"], method, "silobench", sizes, need, what)
 
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return 1 if params["oracle"] else n * (params["rounds"] + 1)
@@ -195,9 +203,9 @@ SUITE = Suite(
     name="silobench",
     tasks={"silobench": TaskKind(f"{PACKAGE}.task:SiloTask", version=2, hooks=SiloHooks(), tables=("messages",))},
     methods={
-        "distributed": MethodImpl(f"{PACKAGE}.baselines:Distributed", version=1),
+        "distributed": MethodImpl(f"{PACKAGE}.baselines:Distributed", version=1, classical_messages=True),
         "local": MethodImpl(f"{PACKAGE}.baselines:LocalOnly", version=1),
-        "random": MethodImpl(f"{PACKAGE}.baselines:RandomGossip", version=1),
+        "random": MethodImpl(f"{PACKAGE}.baselines:RandomGossip", version=1, classical_messages=True),
     },
     metrics=(Metric("exact"), Metric("success"), Metric("partial")),
     schema="schema.yaml",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,11 @@ def acting(params: dict[str, Any]) -> tuple[Difference, ...]:
     return tuple(d for d in DIFFERENCES if ONLY_ON.get(d.key, params["task"]) == params["task"])
 
 
+def idle_rule(task: str, key: str) -> str:
+    """Why a difference of one task's rules is refused on another."""
+    return f"only {ONLY_ON[key].capitalize()} has this rule (task: {task})"
+
+
 def behaviour(params: dict[str, Any]) -> str:
     """A task's rules as its report rows name them (`compat.behaviour`)."""
     return compat.behaviour(params, acting(params))
@@ -123,7 +129,7 @@ def behaviour(params: dict[str, Any]) -> str:
 
 class SwarmHooks(TaskHooks):
     def resolve(self, params: dict[str, Any], base: Path) -> dict[str, Any]:
-        return compat.resolve(params, DIFFERENCES, acting(params))
+        return compat.resolve(params, DIFFERENCES, acting(params), partial(idle_rule, params["task"]))
 
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
         k = params["view"]
