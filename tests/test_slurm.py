@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, snakemake_command, write_config
+from conftest import REPO, snakemake_command, with_model, write_config
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -90,6 +90,7 @@ def test_a_study_through_slurm_equals_a_local_run(slurm: Path, tmp_path: Path) -
         assert f"JobId={job}" in controller
     local = tmp_path / "local"
     study(local)
+    with_model(local, remote / "models" / "SmolLM2-135M-Instruct")  # converted by the SLURM job above
     # The LLM cell replays the SLURM run's model replies (its wall-clock latencies are in the file).
     cache = next((remote / "results/episodes").rglob("*.calls.jsonl"))
     target = local / cache.relative_to(remote)
