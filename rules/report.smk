@@ -34,6 +34,7 @@ for suite_name in SECTIONS_IN_USE:
             episodes=EPISODES_TABLE,
             anchors=ANCHORS,
             cells=section_inputs(suite_name),
+            bundle=VEGA_BUNDLE,
         output:
             [report_output(name) for name in suite_report_files(suite_name)],
         params:
@@ -45,12 +46,12 @@ for suite_name in SECTIONS_IN_USE:
             f"logs/report/{{study}}/{suite_name}.log",
         shell:
             "hivebench report-section --suite {params.suite} --episodes {input.episodes:q} --anchors {input.anchors:q}"
-            " --out reports/{wildcards.study:q}/{params.suite}"
+            " --out reports/{wildcards.study:q}/{params.suite} --vega-bundle {input.bundle:q}"
             " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
-# The Vega, Vega-Lite and Vega-Embed JavaScript (bundled by vl-convert, 0.9 MB) once for every study's
-# episode pages.
+# The Vega, Vega-Lite and Vega-Embed JavaScript (bundled by vl-convert, 0.9 MB, about two seconds) once for
+# every study's episode pages, which load it, and its report plots, which embed it.
 rule vega_bundle:
     output:
         VEGA_BUNDLE,
@@ -88,6 +89,7 @@ rule report:
         contrasts="results/{study}/contrasts.parquet",
         sections=study_sections,
         pages=study_pages,
+        bundle=VEGA_BUNDLE,
     output:
         [report_output(name) for name in COMMON_FILES],
     params:
@@ -98,8 +100,8 @@ rule report:
         "logs/report/{study}/page.log",
     shell:
         "hivebench report --only-page --episodes {input.episodes:q} --scores {input.scores:q} --contrasts {input.contrasts:q}"
-        " --out reports/{wildcards.study:q} --resamples {params.resamples} --confidence {params.confidence}"
-        " --bootstrap-seed {params.seed} > {log:q} 2>&1"
+        " --out reports/{wildcards.study:q} --vega-bundle {input.bundle:q} --resamples {params.resamples}"
+        " --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"
 
 
 # The run's landing page: every study of the config with what it ran, when, its calls and cost, linked.

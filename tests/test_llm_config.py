@@ -80,6 +80,22 @@ def test_method_seeds_replace_the_study_seeds_for_one_method(config, tmp_path):
     assert "studies.tiny.method_seeds.greedy: not one of this study's methods" in problems_of(config, tmp_path)
 
 
+def test_method_populations_replace_the_study_populations_for_one_method(config, tmp_path, monkeypatch):
+    config["studies"]["tiny"]["method_populations"] = {"soft_fp": [5]}
+    loaded = load(write_config(tmp_path / "study.yaml", config))
+    played = {(b.shared["method"]["name"], b.shared["population"]) for b in all_blocks(loaded, tmp_path)["tiny"]}
+    assert played == {("random", 3), ("random", 5), ("soft_fp", 5)}
+    # the limits count what is played without expanding it: 3 (method, population) pairs of 10 seeds
+    monkeypatch.setattr("hivebench.config.MAX_CELLS", 29)
+    assert "studies: the config expands to 30 cells; the limit is 29" in problems_of(config, tmp_path)
+    config["studies"]["tiny"]["method_populations"] = {"soft_fp": [5, 7]}
+    assert "studies.tiny.method_populations.soft_fp[1]: 7 is not one of the study's populations (3, 5)" in problems_of(
+        config, tmp_path
+    )
+    config["studies"]["tiny"]["method_populations"] = {"greedy": [3]}
+    assert "studies.tiny.method_populations.greedy: not one of this study's methods" in problems_of(config, tmp_path)
+
+
 def test_initial_notes_from_a_file_are_inlined_so_an_edit_reruns_the_cell(config, tmp_path):
     config = with_llm(
         config, backend="transformers", model="SmolLM2-135M-Instruct", initial_notes={"file": "notes.txt"}

@@ -22,6 +22,7 @@ from typing import Any
 from hivebench.config import (
     Config,
     ConfigError,
+    method_populations,
     replicate_entries,
     resolved_task_params,
     task_sizes,
@@ -240,13 +241,13 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
     for task_name in study["tasks"]:
         task = resolved_task(config, task_name, base)
         suite = task_suite(task["kind"])
-        populations = task_sizes(config["tasks"][task_name], task["params"], study.get("populations")) or []
         for method_name in study["methods"]:
             if (method_name, suite) not in methods:
                 methods[(method_name, suite)] = resolved_methods(config, method_name, suite, base)
             per_job = config["methods"][method_name]["seeds_per_job"]
+            sizes = task_sizes(config["tasks"][task_name], task["params"], method_populations(study, method_name))
             for replicate, method in methods[(method_name, suite)]:
-                for population in populations:
+                for population in sizes or []:
                     shared = shared_part(study_name, task, method, population, replicate)
                     for index, members in sorted(seed_blocks[method_name].items()):
                         blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))

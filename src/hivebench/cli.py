@@ -318,9 +318,17 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
     return folder
 
 
+def take_vega_bundle(args: argparse.Namespace) -> None:
+    if args.vega_bundle:
+        from hivebench.view.page import use_vega_bundle
+
+        use_vega_bundle(args.vega_bundle)
+
+
 def cmd_report_section(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    take_vega_bundle(args)
     episodes = pd.read_parquet(args.episodes)
     print(render_section(episodes, args.suite, Path(args.out), args))
     return 0
@@ -331,6 +339,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from hivebench.report.page import render_page
 
+    take_vega_bundle(args)
     results = Path(args.episodes).parent
     episodes = pd.read_parquet(args.episodes)
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
@@ -530,6 +539,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--anchors",
             help=f"anchors file with published tables to show beside ours (default: {DEFAULT_ANCHORS}, if there)",
+        )
+        p.add_argument(
+            "--vega-bundle",
+            help="the Vega bundle file `view --bundle` wrote: the interactive plots embed it instead of building it",
         )
 
     p = sub.add_parser("report", help="render a study's report: each suite's section, scores, contrasts, index.html")

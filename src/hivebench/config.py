@@ -375,7 +375,8 @@ def select_methods(config: Config, names: list[str], source: str) -> Config:
             continue
         cut = kept["studies"][study_name]
         cut["methods"] = methods
-        cut["method_seeds"] = {m: seeds for m, seeds in study.get("method_seeds", {}).items() if m in methods}
+        for key in ("method_seeds", "method_populations"):
+            cut[key] = {m: value for m, value in study.get(key, {}).items() if m in methods}
         contrasts = study.get("contrasts", {})
         pairs = [pair for pair in contrasts.get("pairs", []) if set(pair) <= set(methods)]
         if pairs or contrasts.get("reference") in methods:
@@ -406,6 +407,11 @@ def resolved_task_params(task: dict[str, Any], base: Path) -> dict[str, Any]:
     from hivebench.registry import task_kind
 
     return task_kind(task["kind"]).hooks.resolve({k: v for k, v in task.items() if k != "kind"}, base)
+
+
+def method_populations(study: dict[str, Any], method: str) -> list[int] | None:
+    """The populations a study runs `method` at: its `method_populations` entry, else the study's."""
+    return study.get("method_populations", {}).get(method, study.get("populations"))
 
 
 def task_sizes(task: dict[str, Any], params: dict[str, Any], populations: list[int] | None) -> list[int] | None:
@@ -478,9 +484,15 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                 yield (
                     f"{where}.methods[{i}]: unknown method {method!r} (defined: {', '.join(sorted(config['methods']))})"
                 )
-        for name in study.get("method_seeds", {}):
-            if name not in study["methods"]:
-                yield f"{where}.method_seeds.{name}: not one of this study's methods ({', '.join(study['methods'])})"
+        for key in ("method_seeds", "method_populations"):
+            for name in study.get(key, {}):
+                if name not in study["methods"]:
+                    yield f"{where}.{key}.{name}: not one of this study's methods ({', '.join(study['methods'])})"
+        for name, sizes in study.get("method_populations", {}).items():
+            for i, n in enumerate(sizes):
+                if n not in study.get("populations", []):
+                    given = ", ".join(map(str, study.get("populations", []))) or "none"
+                    yield f"{where}.method_populations.{name}[{i}]: {n} is not one of the study's populations ({given})"
         yield from _contrast_problems(config, study_name)
         for task_name in study["tasks"]:
             if task_name not in config["tasks"]:
@@ -520,10 +532,11 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     or task_suite(config["tasks"][task_name]["kind"]) not in METHODS[method["kind"]].impls
                 ):
                     continue
-                for problem in hooks.method_problems(params, method["kind"], sizes):
+                played = [fixed] if fixed is not None else method_populations(study, method_name)
+                for problem in hooks.method_problems(params, method["kind"], played):
                     yield f"tasks.{task_name}.{problem} (study {study_name!r}, method {method_name!r})"
                 _, block = _blocks(study, method_name, method["seeds_per_job"])  # a job's largest block
-                for n in sizes:
+                for n in played:
                     each = hooks.episode_bytes(params, method["kind"], n)
                     held = held_episodes(block, n)
                     if held * each > MAX_JOB_BYTES:
@@ -799,15 +812,16 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
 def _matrix_size(config: Config, study: dict[str, Any], resolved: dict[str, dict[str, Any]]) -> tuple[int, int]:
     """How many job blocks and cells a study expands to (cells.study_blocks makes them), without
     making them."""
-    sizes = 0
-    for task_name in study["tasks"]:
-        if task_name in resolved:
-            sizes += len(task_sizes(config["tasks"][task_name], resolved[task_name], study.get("populations")) or [])
     blocks = cells = 0
     for method in study["methods"]:
         if method not in config["methods"]:
             continue
-        copies = replicate_count(config["methods"][method])
+        sizes = sum(
+            len(task_sizes(config["tasks"][task], resolved[task], method_populations(study, method)) or [])
+            for task in study["tasks"]
+            if task in resolved
+        )
+        copies = sizes * replicate_count(config["methods"][method])
         blocks += copies * _blocks(study, method, config["methods"][method]["seeds_per_job"])[0]
         cells += copies * _seed_count(study, method)
-    return sizes * blocks, sizes * cells
+    return blocks, cells

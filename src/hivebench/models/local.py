@@ -130,7 +130,8 @@ class SchemaSampler:
 
     def choose(self, logits: Any, rows: list[int]) -> list[int]:
         """One token for each of `rows` (logits row i is rows[i]'s), consumed by its matcher."""
-        from llguidance.torch import (
+        # llguidance's numpy kernels: its torch ones are torch.compile'd, a few seconds a process on a CPU
+        from llguidance.numpy import (
             allocate_token_bitmask,
             apply_token_bitmask_inplace,
             fill_next_token_bitmask,
@@ -140,8 +141,8 @@ class SchemaSampler:
         for i, row in enumerate(rows):
             if self.matchers[row] is not None:
                 fill_next_token_bitmask(self.matchers[row], bitmask, i)
-        logits = logits.float()
-        apply_token_bitmask_inplace(logits, bitmask)
+        logits = logits.float().contiguous()
+        apply_token_bitmask_inplace(logits.numpy(), bitmask)  # in place: the array shares the tensor's memory
         chosen = [self._sample(logits[i], self.sampling[row], self.generators[row]) for i, row in enumerate(rows)]
         for row, token in zip(rows, chosen):
             matcher = self.matchers[row]

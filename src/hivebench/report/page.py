@@ -4,12 +4,10 @@ summary when the study runs several suites; index.html assembles them."""
 from __future__ import annotations
 
 import html
-from functools import cache
 from pathlib import Path
 
 import altair as alt
 import pandas as pd
-import vl_convert
 
 from hivebench.report import SECTION_FILE
 from hivebench.report.charts import forest_chart, scaling_chart
@@ -17,10 +15,6 @@ from hivebench.report.layout import filled
 from hivebench.scores import POOLED
 from hivebench.view.folder import read_index
 from hivebench.view.sample import PAGES_FOLDER
-
-# altair builds the ~1 MB script bundle again for every chart it saves inline (about a second each), though
-# it depends only on its arguments: a report job builds it once.
-vl_convert.javascript_bundle = cache(vl_convert.javascript_bundle)
 
 SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
 CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
