@@ -187,10 +187,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from hivebench.damage import pages_damage
+    from hivebench.damage import pages_folder_damage
     from hivebench.status import running_snakemake
     from hivebench.verify import verify_job, verify_tables
-    from hivebench.view.sample import PAGES_DIR
 
     if runs := running_snakemake():
         # Its jobs write results and job records: what is read now may be half old, half new.
@@ -214,8 +213,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         damage, changed = verify_tables(study)
         rewritten += changed
         found.update({table: {table: problem} for table, problem in damage.items() if table not in changed})
-        if config["report"]["episode_pages"] and (pages := pages_damage(study)):  # each run sees them too
-            found[PAGES_DIR.format(study=study)] = pages
+        if config["report"]["episode_pages"]:  # each run sees them too
+            found.update(pages_folder_damage(study))
     for damage in found.values():
         print("\n".join(f"{path}: {problem}" for path, problem in damage.items()))
     for path in rewritten:

@@ -110,9 +110,15 @@ def study_damage(study: str, jobs: Iterable[Job], pages: bool = False) -> dict[s
     report draws episode pages (`pages`), its pages folder (`pages_damage`). Nothing is changed on disk."""
     found = {job.summary_path: damage for job in jobs if (damage := job_damage(job))}
     found.update({table: {table: problem} for table, problem in table_damage(study).items()})
-    if pages and (damage := pages_damage(study)):
-        found[PAGES_DIR.format(study=study)] = damage
+    if pages:
+        found.update(pages_folder_damage(study))
     return found
+
+
+def pages_folder_damage(study: str) -> dict[str, dict[str, str]]:
+    """{the study's pages folder: its `pages_damage`} where it has any (the pages rule redoes it), else {}."""
+    damage = pages_damage(study)
+    return {PAGES_DIR.format(study=study): damage} if damage else {}
 
 
 def pages_damage(study: str) -> dict[str, str]:

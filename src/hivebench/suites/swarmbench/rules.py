@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from hivebench import compat
 from hivebench.seeding import stream
@@ -241,6 +240,8 @@ class Foraging(Rules):
 
 
 def _assignment(cost: np.ndarray) -> int:
+    from scipy.optimize import linear_sum_assignment  # here: scipy.optimize takes a third of a second to import
+
     rows, cols = linear_sum_assignment(cost)
     return int(cost[rows, cols].sum())
 
