@@ -367,9 +367,9 @@ def test_a_scripted_controller_through_snakemake_reports_its_ladder_beside_the_p
 @pytest.mark.parametrize(
     "task",
     [
-        {"kind": "swarmbench", "task": "pursuit", "rounds": 2},
-        {"kind": "silobench", "task": "III-26", "topology": "regular3", "rounds": 2},
-        {"kind": "agentsnet", "problem": "consensus", "family": "delaunay", "rounds": 2},
+        {"kind": "swarmbench", "task": "pursuit", "rounds": 1},
+        {"kind": "silobench", "task": "III-26", "topology": "regular3", "rounds": 1},
+        {"kind": "agentsnet", "problem": "consensus", "family": "delaunay", "rounds": 1},
     ],
     ids=lambda task: task["kind"],
 )
@@ -383,7 +383,7 @@ def test_smollm2_as_the_controller_runs_a_small_cell_of_each_suite(smollm2, tmp_
     (record,) = play_block(list(block.cells()))
     s = record.summary
     decided = [row for row in rows_of(record) if row["rung"]]
-    assert sum(s[f"ladder_{rung}"] for rung in RUNGS) == len(decided) >= 8  # four agents, two rounds (and an answer)
+    assert sum(s[f"ladder_{rung}"] for rung in RUNGS) == len(decided) >= 4  # four agents, a round (and an answer)
     assert s["model_calls"] == sum(row["calls"] for row in decided) and s["input_tokens"] > 0
     assert all(row["record"] for row in decided)
     cached = (tmp_path / calls_path(next(block.cells()))).read_text().splitlines()
