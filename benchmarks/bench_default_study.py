@@ -6,7 +6,9 @@
    rule, and the ten longest jobs.
 2. The same 100 classical cells (C11, the five classical methods, 20 seeds) run as one job per cell
    (seeds_per_job: 1, the baseline) and as one job per (method, population) block (seeds_per_job: 100).
-Usage: python benchmarks/bench_default_study.py [--cores N] [--skip-blocks]
+With --dtype, the local-model methods run in that precision instead of the config's `auto` (what the
+default study costs on a CPU of the other kind, measured on this one).
+Usage: python benchmarks/bench_default_study.py [--cores N] [--skip-blocks] [--dtype float32|bfloat16]
 """
 
 from __future__ import annotations
@@ -71,14 +73,18 @@ def converted_model() -> Path:
     return folder
 
 
-def default_study(cores: int) -> None:
+def default_study(cores: int, dtype: str | None) -> None:
     default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    for method in default["methods"].values():
+        if dtype and method.get("dtype") == "auto":
+            method["dtype"] = dtype
     model = converted_model()
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(model, Path(tmp) / "models" / MODEL, copy_function=os.link)
         seconds, log = snakemake(Path(tmp), default, cores)
     jobs = job_seconds(log)
-    print(f"default study, model converted: {seconds:.1f} s wall with --cores {cores}, {len(jobs)} jobs")
+    precision = f"dtype {dtype}" if dtype else "dtype as configured"
+    print(f"default study, model converted, {precision}: {seconds:.1f} s wall with --cores {cores}, {len(jobs)} jobs")
     for key, label in ((2, "study"), (1, "rule")):
         total: dict[str, float] = defaultdict(float)
         for job in jobs:
@@ -114,8 +120,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--skip-blocks", action="store_true", help="only the default study")
+    parser.add_argument("--dtype", choices=["float32", "bfloat16"], help="the local models' precision instead of auto")
     args = parser.parse_args()
-    default_study(args.cores)
+    default_study(args.cores, args.dtype)
     if not args.skip_blocks:
         blocks(args.cores)
 

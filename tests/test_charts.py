@@ -48,7 +48,7 @@ def test_a_saved_plot_embeds_the_workflows_bundle_file_and_builds_none(tmp_path,
     """The report's rules pass the bundle the vega_bundle rule wrote (`--vega-bundle`): altair's inline
     plots take it from there, where building it again costs every report job about two seconds."""
     from hivebench.report.page import save_chart
-    from hivebench.view import page
+    from hivebench.view import bundle as page
 
     def build(*args, **kwargs):
         raise AssertionError(f"the bundle was built again: {args} {kwargs}")

@@ -95,7 +95,7 @@ def incomplete_mark(workdir: Path, output: str) -> Path:
 
 def test_the_jobs_of_a_run_killed_with_kill_9_are_interrupted(tmp_path: Path) -> None:
     config = small_config()
-    config["tasks"]["cycle"]["steps"] = 10000
+    config["tasks"]["cycle"]["steps"] = 1000  # the job runs for seconds: Snakemake is killed as it starts
     config["studies"]["tiny"].update(methods=["random"], populations=[21])
     write_config(tmp_path / "config.yaml", config)
     summary = f"{CELLS}/random/n21/block0-4.parquet"

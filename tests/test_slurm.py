@@ -17,6 +17,9 @@ from conftest import REPO, snakemake_command, with_model, write_config
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
 CLUSTER = REPO / "scripts" / "slurm-cluster.sh"
+# The profile, with the first status check after 2 s rather than its 6 (the plugin adds 10 s after each
+# check that finds no job finished): the tests wait less on jobs of seconds.
+PROFILE = ("--profile", str(REPO / "profiles/slurm"), "--slurm-init-seconds-before-status-checks", "2")
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +82,7 @@ def cell_files(workdir: Path) -> dict[str, bytes]:
 def test_a_study_through_slurm_equals_a_local_run(slurm: Path, tmp_path: Path) -> None:
     remote = tmp_path / "slurm"
     study(remote)
-    run = snakemake(remote, "--profile", str(REPO / "profiles/slurm"))
+    run = snakemake(remote, *PROFILE)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     log = run.stdout + run.stderr
     submitted = set(re.findall(r"SLURM jobid (\d+)", log)) | set(re.findall(r"SLURM run ID: \S+ .*?(\d+)", log))
@@ -105,7 +108,7 @@ def test_a_cancelled_job_is_resubmitted_and_leaves_no_partial_file(slurm: Path, 
     work = tmp_path / "cancel"
     study(work, llm=False)
     process = subprocess.Popen(
-        snakemake_command(work, "--profile", str(REPO / "profiles/slurm")),
+        snakemake_command(work, *PROFILE),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

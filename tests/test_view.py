@@ -17,10 +17,10 @@ from hivebench.cells import all_blocks
 from hivebench.cli import main
 from hivebench.config import validate
 from hivebench.report.page import pages_html
+from hivebench.view.bundle import vega_bundle
 from hivebench.view.episode import load
-from hivebench.view.folder import read_index
-from hivebench.view.page import render, scene_of, vega_bundle
-from hivebench.view.sample import page_of, sampled
+from hivebench.view.page import render, scene_of
+from hivebench.view.sample import page_of, read_index, sampled
 
 SCRIPT = re.compile(r'<script type="application/json" id="(episode-[a-z]+)">(.*?)</script>', re.DOTALL)
 

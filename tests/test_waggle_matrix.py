@@ -23,6 +23,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("waggle-small")
     config = yaml.safe_load(SMALL.read_text())
     config["anchors"] = str(REPO / "config/anchors.yaml")
+    config["report"]["episode_pages"] = 0  # the tables are under test here; the pages in test_view.py and others
     write_config(folder / "config.yaml", config)
     snakemake(folder)
     return folder
@@ -178,6 +179,7 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     study["methods"] = list(config["methods"])
     study["contrasts"] = {"pairs": [[m, "waggle"] for m in ("fixedswarm", "nocomm", "nativemsg")]}
     config["studies"] = {"waggle-swarmbench": study}
+    config["report"]["episode_pages"] = 0
     write_config(tmp_path / "config.yaml", config)
     with_model(tmp_path, smollm2)  # converted once (its conversion rule: tests/test_llm_workflow.py)
     snakemake(tmp_path)

@@ -67,7 +67,7 @@ def test_damaged_results_are_redone_and_status_agrees(finished: Path) -> None:
 
 def test_a_run_killed_with_kill_9_resumes_after_unlock(tmp_path: Path) -> None:
     config = tiny_config()
-    config["tasks"]["cycle"]["steps"] = 300
+    config["tasks"]["cycle"]["steps"] = 100  # a C2001 cell takes about a second: the kill lands mid-block
     config["studies"]["tiny"]["populations"] = [3, 2001]
     write_config(tmp_path / "config.yaml", config)
     command = snakemake_command(tmp_path, "--cores", "2")

@@ -319,7 +319,7 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
 
 def take_vega_bundle(args: argparse.Namespace) -> None:
     if args.vega_bundle:
-        from hivebench.view.page import use_vega_bundle
+        from hivebench.view.bundle import use_vega_bundle
 
         use_vega_bundle(args.vega_bundle)
 

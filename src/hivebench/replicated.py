@@ -10,6 +10,8 @@ import pandas as pd
 
 from hivebench.stats import Interval, hierarchical_bootstrap, mean_ci, percentile_interval, stratified_bootstrap
 
+POOLED = "all"  # the replicate column of a method's score over all its replicates
+
 
 def has_replicates(group: pd.DataFrame) -> bool:
     return "replicate" in group and bool(group["replicate"].notna().any())

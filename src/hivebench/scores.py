@@ -8,12 +8,11 @@ import pandas as pd
 
 from hivebench.anchors import Anchors, normalise
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
-from hivebench.replicated import episode_ci, has_replicates, replicate_labels
+from hivebench.replicated import POOLED, episode_ci, has_replicates, replicate_labels
 from hivebench.stats import Interval, mean_ci
 from hivebench.suite import Metric
 
 SCORE_KEYS = ["suite", "task", "method", "population"]
-POOLED = "all"  # the replicate column of a method's score over all its replicates
 
 
 def score_table(

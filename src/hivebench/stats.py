@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import ndtr, ndtri
 
 CHUNK_CELLS = 4_000_000  # index-matrix entries per chunk: ~32 MB of int64
 
@@ -55,6 +54,8 @@ def percentile_interval(distribution: np.ndarray, confidence: float) -> tuple[np
 def bca_interval(distribution: np.ndarray, values: np.ndarray, confidence: float) -> tuple[float, float]:
     """Bias-corrected and accelerated interval of a mean from its bootstrap distribution, with the
     jackknife acceleration of the mean (the formulas of scipy.stats.bootstrap, method="BCa")."""
+    from scipy.special import ndtr, ndtri  # here: scipy.special takes a report job 0.2 s to import
+
     values = np.asarray(values, dtype=float)
     estimate = values.mean()
     below = (distribution < estimate).sum() + (distribution <= estimate).sum()

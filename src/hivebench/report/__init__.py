@@ -32,6 +32,13 @@ COMMON_FILES = (
     "index.html",
 )
 SECTION_FILE = "section.html"
+# Every report page's style sheet (a study's page, the landing page).
+STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }
+th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
+th { background: #f4f4f4; }
+table.paper thead th { text-align: center; }
+table.paper tbody th { text-align: left; }"""
 # Two sections run across a study's suites, each in its subfolder, their captions in WAGGLE_PACKAGE's:
 # the Waggle runtime's (its ladder, modes, telemetry and intervention: hivebench.agents.waggle.report)
 # where the study runs a method on the runtime, and the Waggle matrix's comparisons across populations

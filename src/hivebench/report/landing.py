@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from hivebench import __version__
 from hivebench.config import resolved_task_params, task_sizes
 from hivebench.paths import EPISODES_TABLE
-from hivebench.report.page import STYLE
+from hivebench.report import STYLE
 
 USAGE = ("llm_calls", "input_tokens", "output_tokens", "cost_usd")
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from hivebench.report import SECTION_FILE
+from hivebench.replicated import POOLED
+from hivebench.report import SECTION_FILE, STYLE
 from hivebench.report.charts import forest_chart, scaling_chart
 from hivebench.report.layout import filled
-from hivebench.scores import POOLED
-from hivebench.view.folder import read_index
-from hivebench.view.sample import PAGES_FOLDER
+from hivebench.view import bundle  # noqa: F401 (altair inlines plots through its once-a-process bundle)
+from hivebench.view.sample import PAGES_FOLDER, read_index
 
 SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
 CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
@@ -40,14 +40,6 @@ def pooled(scores: pd.DataFrame) -> pd.DataFrame:
         lambda r: (r == POOLED).any()
     )
     return scores[~several | (scores["replicate"] == POOLED)]
-
-
-STYLE = """body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
-table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-bottom: 1rem; }
-th, td { padding: 0.3rem 0.7rem; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
-th { background: #f4f4f4; }
-table.paper thead th { text-align: center; }
-table.paper tbody th { text-align: left; }"""
 
 
 # The scores table's files, as the page links them.

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hivebench.view.bundle import vega_bundle
 from hivebench.view.episode import load
-from hivebench.view.page import render, vega_bundle
+from hivebench.view.page import render
 from hivebench.view.sample import PAGES_INDEX, page_of
 
 
@@ -44,9 +45,3 @@ def write_pages(cells: Iterable[str], folder: str | Path, bundle: str | Path) ->
         rows.append({**fields, "page": page})
     (out / PAGES_INDEX).write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return rows
-
-
-def read_index(folder: str | Path) -> list[dict[str, Any]]:
-    """The pages a folder holds, as write_pages listed them (none where it has no index)."""
-    index = Path(folder) / PAGES_INDEX
-    return json.loads(index.read_text(encoding="utf-8")) if index.exists() else []

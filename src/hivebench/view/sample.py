@@ -3,7 +3,9 @@ replicate), `report.episode_pages` of them. Standard library only: the Snakefile
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from hivebench.paths import EPISODES_DIR, cell_path
@@ -35,3 +37,9 @@ def page_of(cell: dict[str, Any]) -> str:
     of results/episodes: <suite>/<task>/<method>/n<N>/s<seed>.html."""
     study_folder = EPISODES_DIR.split("{suite}")[0].format(study=cell["study"])
     return cell_path(cell).removeprefix(study_folder).removesuffix(".parquet") + ".html"
+
+
+def read_index(folder: str | Path) -> list[dict[str, Any]]:
+    """The pages a folder holds, as write_pages listed them (none where it has no index)."""
+    index = Path(folder) / PAGES_INDEX
+    return json.loads(index.read_text(encoding="utf-8")) if index.exists() else []
