@@ -14,6 +14,7 @@ from conftest import REPO, with_model, write_config
 from test_workflow import snakemake
 
 from hivebench.config import load
+from hivebench.view.sample import PAGES_FOLDER, read_index
 
 SMALL = REPO / "config/examples/waggle-small.yaml"
 
@@ -23,7 +24,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("waggle-small")
     config = yaml.safe_load(SMALL.read_text())
     config["anchors"] = str(REPO / "config/anchors.yaml")
-    config["report"]["episode_pages"] = 0  # the tables are under test here; the pages in test_view.py and others
+    config["report"]["episode_pages"] = 0  # its tables are under test; a replicate's pages: the SmolLM2 test below
     write_config(folder / "config.yaml", config)
     snakemake(folder)
     return folder
@@ -179,7 +180,6 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     study["methods"] = list(config["methods"])
     study["contrasts"] = {"pairs": [[m, "waggle"] for m in ("fixedswarm", "nocomm", "nativemsg")]}
     config["studies"] = {"waggle-swarmbench": study}
-    config["report"]["episode_pages"] = 0
     write_config(tmp_path / "config.yaml", config)
     with_model(tmp_path, smollm2)  # converted once (its conversion rule: tests/test_llm_workflow.py)
     snakemake(tmp_path)
@@ -191,3 +191,13 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     assert sorted(episodes[episodes["method"] == "waggle"]["replicate"]) == ["seed0", "seed0", "seed1", "seed1"]
     scores = table(tmp_path, "waggle-swarmbench", "scores.csv")
     assert set(scores[scores["method"] == "waggle"]["replicate"]) == {"seed0", "seed1", "all"}
+    # the report draws a page for each replicate's first seed, as for each control's
+    pages = read_index(tmp_path / "reports/waggle-swarmbench" / PAGES_FOLDER)
+    assert sorted((row["method"], row["replicate"]) for row in pages) == [
+        ("fixedswarm", None),
+        ("nativemsg", None),
+        ("nocomm", None),
+        ("waggle", "seed0"),
+        ("waggle", "seed1"),
+    ]
+    assert all((tmp_path / "reports/waggle-swarmbench" / PAGES_FOLDER / row["page"]).is_file() for row in pages)
