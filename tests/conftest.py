@@ -54,13 +54,13 @@ def soak_seed(fixed: int) -> int:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n logical` (pyproject.toml's addopts): a worker per logical CPU and one more. A fifth of the
     suite's time on two workers was waiting (on a server's start, SLURM's queue, a run to kill) with a
-    core idle; a third worker fills it (on CI's 2 cores: 13 min of tests against 16)."""
+    core idle; a third worker fills it (one run each on a 2-core machine: 793 s of tests against 989 s)."""
     return (os.cpu_count() or 1) + 1
 
 
 SLOW_MARKS = ("model", "vllm", "slurm", "workflow")
 MARKED_BY_FIXTURE = {"tiny_model": "model", "smollm2": "model", "vllm_server": "vllm", "tiny_study": "workflow"}
-# Under pytest-xdist (`-n 2 --dist loadgroup`) the tests sharing one of these session fixtures run on
+# Under pytest-xdist (`--dist loadgroup`) the tests sharing one of these session fixtures run on
 # one worker, which starts it once: a server, or a finished study.
 GROUPED_BY_FIXTURE = {"vllm_server": "vllm"}
 

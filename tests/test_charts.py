@@ -48,16 +48,16 @@ def test_a_saved_plot_embeds_the_workflows_bundle_file_and_builds_none(tmp_path,
     """The report's rules pass the bundle the vega_bundle rule wrote (`--vega-bundle`): altair's inline
     plots take it from there, where building it again costs every report job about two seconds."""
     from hivebench.report.page import save_chart
-    from hivebench.view import bundle as page
+    from hivebench.view import bundle
 
     def build(*args, **kwargs):
         raise AssertionError(f"the bundle was built again: {args} {kwargs}")
 
-    monkeypatch.setattr(page, "_bundles", {})
-    monkeypatch.setattr(page, "_build_bundle", build)
-    bundle = tmp_path / "vega.js"
-    bundle.write_text("/* the workflow's copy */ window.vegaEmbed = function () {};", encoding="utf-8")
-    page.use_vega_bundle(bundle)
+    monkeypatch.setattr(bundle, "_bundles", {})
+    monkeypatch.setattr(bundle, "_build_bundle", build)
+    written = tmp_path / "vega.js"
+    written.write_text("/* the workflow's copy */ window.vegaEmbed = function () {};", encoding="utf-8")
+    bundle.use_vega_bundle(written)
     save_chart(scaling_chart(scores(2), 0.95), tmp_path, "scaling")
     assert "/* the workflow's copy */" in (tmp_path / "scaling.html").read_text(encoding="utf-8")
     assert (tmp_path / "scaling.png").stat().st_size > 0

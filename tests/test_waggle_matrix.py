@@ -192,7 +192,8 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     scores = table(tmp_path, "waggle-swarmbench", "scores.csv")
     assert set(scores[scores["method"] == "waggle"]["replicate"]) == {"seed0", "seed1", "all"}
     # the report draws a page for each replicate's first seed, as for each control's
-    pages = read_index(tmp_path / "reports/waggle-swarmbench" / PAGES_FOLDER)
+    folder = tmp_path / "reports/waggle-swarmbench" / PAGES_FOLDER
+    pages = read_index(folder)
     assert sorted((row["method"], row["replicate"]) for row in pages) == [
         ("fixedswarm", None),
         ("nativemsg", None),
@@ -200,4 +201,4 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
         ("waggle", "seed0"),
         ("waggle", "seed1"),
     ]
-    assert all((tmp_path / "reports/waggle-swarmbench" / PAGES_FOLDER / row["page"]).is_file() for row in pages)
+    assert all((folder / row["page"]).is_file() for row in pages)

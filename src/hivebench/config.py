@@ -51,13 +51,11 @@ class ConfigError(ValueError):
         super().__init__(f"invalid hivebench configuration {source}:\n{lines}")
 
 
-# The package's own schema files are read with libyaml where PyYAML has it (every Snakemake parse
-# reads them; the pure-Python loader takes a quarter of a second); configs with _StrictLoader.
-FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def safe_schema(text: str) -> Any:
-    return yaml.load(text, Loader=FAST_LOADER)  # noqa: S506 (a SafeLoader)
+def schema_yaml(text: str) -> Any:
+    """A schema file's content (the package's own, a plug-in's fragment), read with libyaml where PyYAML
+    has it: every Snakemake parse reads them, and the pure-Python loader takes a quarter of a second.
+    Configs are read with _StrictLoader, which names a repeated key."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 (a SafeLoader)
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -173,10 +171,10 @@ def schema() -> dict[str, Any]:
     definition a branch that applies it."""
     from hivebench.registry import METHODS, TASK_KINDS, schema_fragments
 
-    schema = safe_schema(resources.files("hivebench").joinpath("schema/config.schema.yaml").read_text())
+    schema = schema_yaml(resources.files("hivebench").joinpath("schema/config.schema.yaml").read_text())
     defs = schema["$defs"]
     for owner, fragment in schema_fragments():
-        for name, definition in safe_schema(fragment.read_text())["$defs"].items():
+        for name, definition in schema_yaml(fragment.read_text())["$defs"].items():
             if name in defs:
                 raise PluginError(f"schema: {owner} redefines $defs.{name}")
             defs[name] = definition
