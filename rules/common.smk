@@ -17,7 +17,7 @@ try:  # the registry loads the installed plug-ins: a broken one is named as a co
 except PluginError as exc:
     raise WorkflowError(str(exc)) from None
 
-from hivebench.agents.waggle.plays import block_plays, has_tables
+from hivebench.waggle.study.plays import block_plays, has_tables
 from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
 from hivebench.damage import study_damage

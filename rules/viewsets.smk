@@ -1,7 +1,7 @@
 # Waggle view sets (config `viewsets`): views drawn from a study's episodes of a method on the view
 # runtime, and their orbit (one job, after that study's blocks of the method); each controller's
 # records on both (a job per controller and set, its replies through a response cache beside them);
-# the scores (src/hivebench/agents/waggle/viewset.py).
+# the scores (src/hivebench/waggle/study/viewset.py).
 
 rule viewset_sample:
     input:

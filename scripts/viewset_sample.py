@@ -1,6 +1,6 @@
 # Snakemake `script:` for rule viewset_sample: in-process, so a study's list of cells never has to fit on
 # a command line. Its log gets the outcome, or the error that stopped it.
-from hivebench.agents.waggle.viewset import orbit_views, sample, write
+from hivebench.waggle.study.viewset import orbit_views, sample, write
 
 p, out = snakemake.params, snakemake.output  # noqa: F821 (injected by Snakemake)
 with open(snakemake.log[0], "w") as log:  # noqa: F821

@@ -93,7 +93,21 @@ def test_the_change_is_iii26_on_p2p_only_and_in_a_communication_round():
 
 # Hashes of what each talking control wrote at 08ede4d (before the shard versions): its tables and its
 # summary, without the mode counts added since. The flood's rewritten bookkeeping must not change them.
-BEFORE_VERSIONS = {"nativemsg": "3b980c47c48079bc", "fixedswarm": "f9dbecadfed1e19e"}
+# Since then every method on the runtime counts more of the formal system's telemetry (ADDED_SINCE), and
+# a commitment on Silo-Bench no longer ends the round it is made (issue 38's first bug): FixedSwarm now
+# commits, which changes its records' modes and commitment counts and nothing else, so its hash is of
+# what it wrote at b3c3e13 (the bug's last commit) without those.
+BEFORE_VERSIONS = {"nativemsg": "3b980c47c48079bc", "fixedswarm": "1555af426f41482a"}
+ADDED_SINCE = {
+    "challenge_repeats_blocked",
+    "relay_repeats_blocked",
+    "relays_capped",
+    "relays_without_source",
+    "commits_gated",
+    "commits_inhibited",
+    "verified_challenges",
+}
+COMMITMENTS = {"commits", "reopenings", "commitments_expired"}
 
 
 @pytest.mark.parametrize("kind", sorted(BEFORE_VERSIONS))
@@ -110,7 +124,11 @@ def test_without_a_change_the_talking_controls_write_what_they_wrote_before(kind
         for record in play_block(list(block.cells())):
             for name, table in [("agents", record.agents), *sorted(record.tables.items())]:
                 digest.update(name.encode())
-                digest.update(json.dumps(pa.table(table).to_pydict(), sort_keys=True, default=str).encode())
-            kept = {k: v for k, v in record.summary.items() if not k.startswith("mode_")}
+                columns = pa.table(table).to_pydict()
+                if kind == "fixedswarm" and name == "agents":
+                    columns.pop("mode")
+                digest.update(json.dumps(columns, sort_keys=True, default=str).encode())
+            dropped = ADDED_SINCE | (COMMITMENTS if kind == "fixedswarm" else set())
+            kept = {k: v for k, v in record.summary.items() if not k.startswith("mode_") and k not in dropped}
             digest.update(json.dumps(kept, sort_keys=True, default=str).encode())
     assert digest.hexdigest()[:16] == BEFORE_VERSIONS[kind]

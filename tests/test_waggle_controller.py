@@ -24,7 +24,6 @@ from jsonschema import Draft202012Validator
 from hivebench.agents.waggle.controller import Controller
 from hivebench.agents.waggle.ladder import RUNGS
 from hivebench.agents.waggle.prompt import record_schema
-from hivebench.agents.waggle.records import COMPASS
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import make_policy, make_task, play_block, run
@@ -33,6 +32,7 @@ from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import Decider
 from hivebench.paths import calls_path
 from hivebench.suites.swarmbench.waggle import SwarmAdapter
+from hivebench.waggle.runtime.records import COMPASS
 
 AGENTS, ROUNDS = 8, 10
 TRACE = ("novelty", "support", "conflict", "ttl")

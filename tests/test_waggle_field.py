@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import chisquare
 
-from hivebench.agents.waggle import gate as gates
-from hivebench.agents.waggle.adapter import Evidence
-from hivebench.agents.waggle.admit import admit, keys
-from hivebench.agents.waggle.field import POOL, Incident, TraceField
-from hivebench.agents.waggle.records import (
+from hivebench.engine.block import Block
+from hivebench.seeding import Streams
+from hivebench.waggle.runtime import gate as gates
+from hivebench.waggle.runtime.adapter import Evidence
+from hivebench.waggle.runtime.admit import admit, keys
+from hivebench.waggle.runtime.field import POOL, Incident, TraceField
+from hivebench.waggle.runtime.records import (
     CHALLENGE,
     DEPOSIT,
     NONE,
@@ -25,9 +28,7 @@ from hivebench.agents.waggle.records import (
     from_json,
     parse,
 )
-from hivebench.agents.waggle.view import budget_bin, forbidden_keys, local_view
-from hivebench.engine.block import Block
-from hivebench.seeding import Streams
+from hivebench.waggle.runtime.view import budget_bin, forbidden_keys, local_view
 
 ACTIONS = ("STAY", "UP", "DOWN")
 
@@ -138,6 +139,24 @@ def test_incident_records_are_shuffled_at_each_update_from_the_seed():
     assert a != orders(4)
 
 
+def test_the_shuffle_is_a_uniform_permutation_of_an_agents_records():
+    """Five records on agent 0, 3,000 updates: every one of the 120 orders comes up, as often as a
+    uniform draw would have it (chi-square over the orders, and each record's place)."""
+    f = field(n=6, seeds=(11,))
+    pairs = all_pairs(6)
+    counts: dict[tuple[int, ...], int] = {}
+    place = np.zeros((5, 5), dtype=np.int64)  # record (its claim - 1) x place
+    for step in range(3000):
+        f.send(step, (np.arange(1, 6), np.array([trace(c, ttl=2) for c in range(1, 6)])))
+        incident = f.deliver(pairs)
+        order = tuple(incident.traces[incident.receiver == 0][:, 1].tolist())
+        counts[order] = counts.get(order, 0) + 1
+        place[np.array(order) - 1, np.arange(5)] += 1
+    assert len(counts) == 120
+    assert chisquare(list(counts.values())).pvalue > 1e-3
+    assert chisquare(place.ravel()).pvalue > 1e-3
+
+
 def test_the_gate_on_hand_made_fields():
     def ready(*traces_: list[int]) -> bool:
         rows = np.array(traces_)
@@ -234,14 +253,14 @@ def test_admission_deletes_what_the_local_view_does_not_back():
     d = Decisions.private(np.array([2, 0, 0, 0, 0, 0, 0]))  # agent 0: an illegal action
     d.deposit[1] = trace(4, support=4, ttl=5)  # a relay that raises the TTL it holds
     d.deposit[2] = trace(8)  # a claim it has never met
-    d.deposit[3] = trace(6, conflict=4)  # a challenge it cannot verify
+    d.deposit[3] = trace(6, support=3, ttl=2)  # a relay that keeps novelty 4: first-hand, forged
     d.deposit[4] = trace(3)
     d.intent[4] = WAIT  # a wait that writes
-    d.deposit[5] = trace(7, ttl=2)  # a relay of a claim its own view refutes, without conflict
+    d.deposit[5] = trace(7, ttl=2, novelty=3)  # a relay of a claim its own view refutes, without conflict
     d.commit[6] = (9, 2)  # a commitment to a claim it has never met
     held = [(1, trace(4, ttl=3)), (3, trace(6)), (5, trace(7))]
     a = admitted(d, own=[(4, 3)], held=held, refuted=[(5, 7)])
-    assert a.codes == ["action", "relay", "claim", "challenge", "wait", "conflict", "claim"]
+    assert a.codes == ["action", "relay", "claim", "first_hand", "wait", "conflict", "claim"]
     assert a.invalid.all()
     assert a.decisions.action[0] == 0  # the private proposal
     assert not a.decisions.deposits.any() and (a.decisions.commit[:, 0] == NONE).all()
@@ -263,8 +282,17 @@ def test_a_view_has_six_parts_and_refuses_identity_roster_and_global_keys():
     assert forbidden_keys({"a": [{"b": {"Population_Size": 8}}], "roster": []}) == ["a[0].b.Population_Size", "roster"]
 
 
-def test_the_budget_bin_falls_from_four_to_zero():
-    assert [budget_bin(t, 20) for t in (0, 4, 5, 10, 15, 19)] == [4, 4, 3, 2, 1, 0]
+def test_the_budget_bin_falls_from_four_to_zero_in_five_equal_bins():
+    assert [budget_bin(t, 10) for t in range(10)] == [4, 4, 3, 3, 2, 2, 1, 1, 0, 0]
+    assert [budget_bin(t, 20) for t in range(20)] == [b for b in (4, 3, 2, 1, 0) for _ in range(4)]
+    assert [budget_bin(t, 3) for t in range(3)] == [4, 3, 1]  # a third, two thirds of the episode gone
+
+
+def test_an_unverified_challenge_passes_the_validator_for_the_formal_system_to_inhibit():
+    d = Decisions.private(np.array([0, 0]))
+    d.deposit[0] = trace(6, conflict=4)  # conflict its own view does not verify
+    a = admitted(d, own=[], held=[(0, trace(6))])
+    assert a.codes == [None, None] and a.mode[0] == CHALLENGE
 
 
 def test_a_deposit_on_one_channel_needs_a_channel_the_writer_holds():

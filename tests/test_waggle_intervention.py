@@ -13,10 +13,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from hivebench.agents.waggle.report import intervention_table
 from hivebench.cells import all_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import play_block
+from hivebench.waggle.study.report import intervention_table
 
 N, ROUNDS, AT = 16, 60, 30
 

@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from hivebench.agents.waggle.adapter import Evidence
-from hivebench.agents.waggle.admit import admit
-from hivebench.agents.waggle.field import Incident
 from hivebench.agents.waggle.ladder import RUNGS, Ladder, project, unwrap
 from hivebench.agents.waggle.prompt import INSTRUCTION, messages, record_schema
-from hivebench.agents.waggle.records import NONE, Decisions, RecordError, parse
+from hivebench.waggle.runtime.adapter import Evidence
+from hivebench.waggle.runtime.admit import admit
+from hivebench.waggle.runtime.field import Incident
+from hivebench.waggle.runtime.records import NONE, Decisions, RecordError, parse
 
 ACTIONS = ("STAY", "UP", "DOWN")
 AGENTS = 6

@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.agents.fixedswarm.law import FixedSwarm
-from hivebench.agents.waggle.adapter import Evidence, Proposal
-from hivebench.agents.waggle.records import NONE
 from hivebench.config import method_entry, validate
 from hivebench.seeding import Streams
+from hivebench.waggle.runtime.adapter import Evidence, Proposal
+from hivebench.waggle.runtime.records import NONE
 
 
 def params(**changes: Any) -> dict[str, Any]:
@@ -145,7 +145,7 @@ def test_a_relay_lowers_every_component_by_one_and_stops_at_the_cap():
 
 def test_relays_stop_when_support_falls_below_the_minimum():
     seen = {0: [(0, 101, 2)]}
-    law = run(Script(6, 10, seen), 10, relay={"min_support": 4})  # only first-hand traces (support 4) are relayed
+    law = run(Script(6, 10, seen), 10, formal={"relay": {"min_support": 4}})  # only first-hand traces (support 4)
     supports = [rows[:, 2 + 3].tolist() for _, rows in law.trace_field.delivered]
     assert min(s for row in supports for s in row) == 3  # one hop, never a second
 

@@ -112,8 +112,8 @@ def test_replicates_reach_the_scores_and_the_contrasts(played):
 
 
 def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
-    from hivebench.agents.waggle.plays import block_plays, has_tables
     from hivebench.cells import expand_jobs
+    from hivebench.waggle.study.plays import block_plays, has_tables
 
     source = REPO / "config/studies/waggle.yaml"
     jobs = expand_jobs(load(source), str(source))
@@ -134,8 +134,8 @@ def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
 
 
 def test_retention_counts_a_method_off_the_runtime_over_the_units_played_at_both_populations():
-    from hivebench.agents.waggle.matrix import retention_table
     from hivebench.anchors import load_anchors, load_published
+    from hivebench.waggle.study.matrix import retention_table
 
     # SwarmSys-like episodes (no delivered_frames: not on the Waggle runtime); I-03 only at N = 64
     rows = [

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hivebench.agents.waggle.scripted import ScriptedController
-from hivebench.agents.waggle.view import PARTS, forbidden_keys
+from hivebench.agents.scripted_controller.rule import ScriptedController
 from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine import conformance
@@ -22,6 +21,7 @@ from hivebench.engine.loop import play_block
 from hivebench.suites.agentsnet import waggle as net_waggle
 from hivebench.suites.swarmbench import TASKS
 from hivebench.suites.swarmbench import waggle as swarm_waggle
+from hivebench.waggle.runtime.view import PARTS, forbidden_keys
 
 N = 8
 SILO_TASKS = ("I-09", "II-11", "III-23", "I-04", "III-26")

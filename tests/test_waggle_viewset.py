@@ -1,4 +1,4 @@
-"""View sets (hivebench.agents.waggle.viewset): the views a controller was shown, kept per cell; the
+"""View sets (hivebench.waggle.study.viewset): the views a controller was shown, kept per cell; the
 validator on a view alone refuses what it refused in the episode; a controller decides a view set
 through the ladder; orbits relabel a view as the runtime may; macro-F1, exact match and orbit
 consistency against hand-worked values."""
@@ -17,9 +17,10 @@ import pytest
 from test_waggle_controller import AGENTS, FuzzBackend, asked_view, cells, fuzzed_controller, rows_of
 
 from hivebench.agents.waggle.ladder import Ladder
-from hivebench.agents.waggle.records import Decisions, forbidden_keys, parse
-from hivebench.agents.waggle.view import PARTS
-from hivebench.agents.waggle.viewset import (
+from hivebench.engine.loop import make_policy, make_task, run
+from hivebench.waggle.runtime.records import Decisions, forbidden_keys, parse
+from hivebench.waggle.runtime.view import PARTS
+from hivebench.waggle.study.viewset import (
     ViewBlock,
     decide,
     evaluate,
@@ -29,7 +30,6 @@ from hivebench.agents.waggle.viewset import (
     relabel,
     sample,
 )
-from hivebench.engine.loop import make_policy, make_task, run
 
 SILO_CHANGED = {"kind": "silobench", "task": "III-26", "topology": "regular3", "rounds": 9, "change_at": 4}
 

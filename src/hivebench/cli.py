@@ -298,11 +298,11 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
 
     folder.mkdir(parents=True, exist_ok=True)
     if suite == WAGGLE_SECTION:  # the Waggle runtime's section, across the suites it runs
-        from hivebench.agents.waggle.report import on_runtime, render
+        from hivebench.waggle.study.report import on_runtime, render
 
         mine = on_runtime(episodes)
     elif suite == MATRIX_SECTION:  # the Waggle matrix's comparisons, over every method
-        from hivebench.agents.waggle.matrix import render
+        from hivebench.waggle.study.matrix import render
 
         mine = episodes
     else:
@@ -344,8 +344,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
     contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
     out = Path(args.out)
-    from hivebench.agents.waggle.plays import episode_plays, has_tables
-    from hivebench.agents.waggle.report import on_runtime
+    from hivebench.waggle.study.plays import episode_plays, has_tables
+    from hivebench.waggle.study.report import on_runtime
 
     suites = list(pd.unique(episodes["suite"]))
     if len(on_runtime(episodes)):
@@ -402,8 +402,8 @@ def _controller_key(out: Path) -> str:
 def cmd_viewset_decide(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from hivebench.agents.waggle.viewset import decide, write
     from hivebench.models.scripted import RepliesError
+    from hivebench.waggle.study.viewset import decide, write
 
     out = Path(args.out)
     try:
@@ -421,8 +421,8 @@ def cmd_viewset_decide(args: argparse.Namespace) -> int:
 def cmd_viewset_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from hivebench.agents.waggle.viewset import evaluate
     from hivebench.report.page import write_tables
+    from hivebench.waggle.study.viewset import evaluate
 
     def named(pairs: list[str]) -> dict[str, pd.DataFrame]:
         return {name: pd.read_parquet(path) for name, path in (pair.split("=", 1) for pair in pairs)}

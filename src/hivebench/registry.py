@@ -40,6 +40,8 @@ METHOD_PACKAGES: dict[str, str] = {
     "scripted_controller": "hivebench.agents.scripted_controller",
     "swarmsys": "hivebench.agents.swarmsys",
 }
+# Schema fragments that several methods' fragments refer to (owner -> package)
+SHARED_SCHEMAS: dict[str, str] = {"the Waggle runtime": "hivebench.waggle.runtime"}
 SUITE_GROUP, METHOD_GROUP = "hivebench.suites", "hivebench.methods"
 
 
@@ -151,6 +153,7 @@ def schema_fragments() -> list[tuple[str, Traversable]]:
     owners += [
         (name, METHOD_PACKAGE_OF[name], method.schema) for name, method in METHOD_OBJECTS.items() if method.schema
     ]
+    owners += [(owner, package, "schema.yaml") for owner, package in SHARED_SCHEMAS.items()]
     return [(name, resources.files(package).joinpath(path)) for name, package, path in owners]
 
 

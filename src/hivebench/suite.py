@@ -167,6 +167,6 @@ class Suite:
     # library, asked at parse time: each becomes an input of the section's rule. None: the section
     # reads the episodes table and the anchors file alone.
     report_cells: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    # The suite's Waggle adapter class ("package.module:Name", hivebench.agents.waggle.adapter.Adapter):
+    # The suite's Waggle adapter class ("package.module:Name", hivebench.waggle.runtime.adapter.Adapter):
     # what the Waggle runtime and its controls need of it. None: they do not run it.
     waggle: str | None = None

@@ -21,7 +21,7 @@ episode job runs) and raises ConformanceError, naming the check, the cell and wh
   (their starting state, their place in the graph, and every node- or edge-indexed random draw
   carried to its image) relabels the episode's records and leaves its summary (scores, counts)
   unchanged, under the cell's method (FixedSwarm, say) or the scripted controller
-  (hivebench.agents.waggle.scripted). Compared: the summary, and every table's rows with the agent
+  (hivebench.agents.scripted_controller.rule). Compared: the summary, and every table's rows with the agent
   columns renamed, less the columns whose text names agents by index (the task's `indexed_text`:
   Silo-Bench's answers and message texts).
 
@@ -416,7 +416,7 @@ def _play_relabelled(cell: Cell, sigma: np.ndarray, target: Any) -> tuple[Episod
 def check_relabelling(cells: list[Cell], scripted: bool = False, seed: int = 0) -> None:
     """The first cell relabelled by a random permutation (from `seed`) gives its episode relabelled,
     under the cell's method, or with `scripted` the scripted controller in its place."""
-    from hivebench.agents.waggle.scripted import ScriptedController
+    from hivebench.agents.scripted_controller.rule import ScriptedController
 
     cell = cells[0]
     target = ScriptedController if scripted else None

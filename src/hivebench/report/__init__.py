@@ -7,7 +7,7 @@ study has (the Waggle runtime's, the Waggle matrix's: CROSS_SECTION_FILES).
 
 The captions of the csv tables and png charts (`snakemake --report`) lie beside the code that writes
 them: the common files' in this package's captions/, a suite's in its package's captions/ (the
-Waggle section's in hivebench/agents/waggle/captions/), each <file stem>.rst.
+Waggle section's in hivebench/waggle/study/captions/), each <file stem>.rst.
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ th { background: #f4f4f4; }
 table.paper thead th { text-align: center; }
 table.paper tbody th { text-align: left; }"""
 # Two sections run across a study's suites, each in its subfolder, their captions in WAGGLE_PACKAGE's:
-# the Waggle runtime's (its ladder, modes, telemetry and intervention: hivebench.agents.waggle.report)
+# the Waggle runtime's (its ladder, modes, telemetry and intervention: hivebench.waggle.study.report)
 # where the study runs a method on the runtime, and the Waggle matrix's comparisons across populations
-# and horizons, over every method (retention, horizon, the key effects: hivebench.agents.waggle.matrix)
+# and horizons, over every method (retention, horizon, the key effects: hivebench.waggle.study.matrix)
 # where one of them has a row.
 WAGGLE_SECTION = "waggle"
 MATRIX_SECTION = "matrix"
-WAGGLE_PACKAGE = "hivebench.agents.waggle"
+WAGGLE_PACKAGE = "hivebench.waggle.study"
 WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention")
 MATRIX_TABLES = ("retention", "horizon", "effects")
 CROSS_SECTION_FILES = {

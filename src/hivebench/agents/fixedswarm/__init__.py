@@ -4,14 +4,14 @@ constants the method's parameters (schema.yaml).
 Standard library only: the Snakefile reads this declaration at parse time.
 """
 
-from hivebench.agents.waggle import WaggleHooks
 from hivebench.method import Method, MethodImpl
+from hivebench.waggle.runtime.hooks import WaggleHooks
 
 METHOD = Method(
     name="fixedswarm",
     impl=MethodImpl(
         "hivebench.agents.fixedswarm.law:FixedSwarm",
-        version=2,
+        version=3,
         adapted=True,
         classical_messages=True,  # its proposal's, beside its traces
         tables=("traces",),

@@ -6,14 +6,14 @@ mechanism"), on the Waggle runtime.
 Standard library only: the Snakefile reads this declaration at parse time.
 """
 
-from hivebench.agents.waggle import WaggleHooks
 from hivebench.method import Method, MethodImpl
+from hivebench.waggle.runtime.hooks import WaggleHooks
 
 METHOD = Method(
     name="nativemsg",
     impl=MethodImpl(
         "hivebench.agents.nativemsg.policy:NativeMsg",
-        version=2,
+        version=3,
         adapted=True,
         classical_messages=True,  # its proposal's: the suite's algorithm's messages
         hooks=WaggleHooks(),

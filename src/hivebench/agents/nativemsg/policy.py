@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hivebench.agents.waggle.records import Decisions
-from hivebench.agents.waggle.runtime import Context, WaggleRuntime
+from hivebench.waggle.runtime.policy import Context, WaggleRuntime
+from hivebench.waggle.runtime.records import Decisions
 
 
 class NativeMsg(WaggleRuntime):

@@ -4,10 +4,10 @@
 Standard library only: the Snakefile reads this declaration at parse time.
 """
 
-from hivebench.agents.waggle import WaggleHooks
 from hivebench.method import Method, MethodImpl
+from hivebench.waggle.runtime.hooks import WaggleHooks
 
 METHOD = Method(
     name="nocomm",
-    impl=MethodImpl("hivebench.agents.waggle.runtime:WaggleRuntime", version=2, adapted=True, hooks=WaggleHooks()),
+    impl=MethodImpl("hivebench.waggle.runtime.policy:WaggleRuntime", version=3, adapted=True, hooks=WaggleHooks()),
 )

@@ -19,17 +19,17 @@ from typing import Any
 
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Adapter
-from hivebench.agents.waggle.admit import Admitted
 from hivebench.agents.waggle.ladder import RUNGS, Ladder
 from hivebench.agents.waggle.prompt import messages, record_schema
-from hivebench.agents.waggle.records import Decisions
-from hivebench.agents.waggle.runtime import Context, ViewRuntime
 from hivebench.ids import canonical_json
 from hivebench.models import ChatRequest, ChatResult, Sampling, Usage
 from hivebench.models.decide import Decider, add
 from hivebench.models.open import decider_for
 from hivebench.seeding import Streams
+from hivebench.waggle.runtime.adapter import Adapter
+from hivebench.waggle.runtime.admit import Admitted
+from hivebench.waggle.runtime.policy import Context, ViewRuntime
+from hivebench.waggle.runtime.records import Decisions
 
 # What a regeneration asks, after the refused reply: the validator's code and reason.
 AGAIN = "The validator refused that decision ({note}). Return one corrected canonical JSON decision."

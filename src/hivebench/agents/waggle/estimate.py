@@ -1,7 +1,7 @@
 """The model calls and tokens of a `waggle` method's cells, before running them.
 
 One episode of the cell's task (seed 0) is played with the scripted controller in the controller's
-slot (hivebench.agents.waggle.scripted: it writes, relays and commits, so the incident fields fill as
+slot (hivebench.agents.scripted_controller.rule: it writes, relays and commits, so the incident fields fill as
 a controller's would), and the controller's prompt is rendered for every view it was shown. Tokens
 are counted with the model's own tokenizer when it is a local folder that exists, else as
 characters / 4 (marked "~"); output tokens are given as the cap (max_tokens). Regenerations are not
@@ -17,8 +17,8 @@ from functools import cache
 from typing import Any
 
 from hivebench.agents.llm.estimate import approximate_count, generous_count, local_model_config, token_counter
+from hivebench.agents.scripted_controller.rule import ScriptedController
 from hivebench.agents.waggle.prompt import messages
-from hivebench.agents.waggle.scripted import ScriptedController
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
 from hivebench.ids import canonical_json

@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.admit import REFUSALS, Admitted
-from hivebench.agents.waggle.records import Decisions, RecordError, forbidden_keys, parse
+from hivebench.waggle.runtime.admit import REFUSALS, Admitted
+from hivebench.waggle.runtime.records import Decisions, RecordError, forbidden_keys, parse
 
 RUNGS = ("executable", "normalised", "repaired", "projected", "fallback")
 FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
@@ -117,7 +117,7 @@ Regenerate = Callable[[list[int], list[str]], list[str]]  # (agents, what was wr
 
 class Ladder:
     """Admits a block's replies (`texts[agent]`, None for an agent that does not decide) rung by rung:
-    `check` admits a block's decisions (hivebench.agents.waggle.admit, bound to this round's views),
+    `check` admits a block's decisions (hivebench.waggle.runtime.admit, bound to this round's views),
     `regenerate(agents, notes)` asks those agents once more, each with the validator's code and
     reason, and returns their new replies."""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hivebench.agents.waggle.records import BIN_MAX, CLAIM_MAX, COMPASS, INTENTS, TTL_MAX
 from hivebench.ids import canonical_json
 from hivebench.models import Message
+from hivebench.waggle.runtime.records import BIN_MAX, CLAIM_MAX, COMPASS, INTENTS, TTL_MAX
 
 # The longest response the schema lets a constrained decoder write (SwarmBench's message cut), so that
 # a decoder ends its record; the runtime sends responses only on a task's native medium.

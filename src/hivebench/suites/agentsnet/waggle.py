@@ -26,10 +26,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Evidence, GraphContacts, Proposal
-from hivebench.agents.waggle.claims import ClaimCodes
-from hivebench.agents.waggle.field import Incident
-from hivebench.agents.waggle.records import NONE
 from hivebench.seeding import Streams
 from hivebench.suites.agentsnet.baselines import (
     MEMBER,
@@ -42,6 +38,10 @@ from hivebench.suites.agentsnet.baselines import (
     _independent_set_texts,
 )
 from hivebench.suites.agentsnet.task import NetActions, NetViews
+from hivebench.waggle.runtime.adapter import Evidence, GraphContacts, Proposal
+from hivebench.waggle.runtime.claims import ClaimCodes
+from hivebench.waggle.runtime.field import Incident
+from hivebench.waggle.runtime.records import NONE
 
 ACTIONS = ("SEND", "HOLD", "ANSWER")
 SEND, HOLD, ANSWER = range(len(ACTIONS))
@@ -143,7 +143,9 @@ class NetAdapter(GraphContacts):
         return (kind == 0) & (which < best)
 
     def wants(self, views: NetViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
-        return np.zeros(len(agent), dtype=bool)
+        """A commitment to an answer stands while the agent's view does not refute it (nothing moves on
+        AgentsNet: a commitment changes no action)."""
+        return ~self.refutes(views, agent, claim)
 
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return self.codes.decode(agent, claim)[0]

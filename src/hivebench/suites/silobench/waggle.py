@@ -17,8 +17,9 @@ on p2p ports (the Waggle study's degree-three ports, `topology: regular3`).
 - Evidence: an agent holding every shard sees the claim "complete" (one per episode: the claim that
   the agent which writes it holds the whole instance), stationary, without a direction.
 - Compilation: a frame's shards do not go to a neighbour that has reported on that port, first hand
-  (novelty 4), that it is complete: it holds them already. Nothing else reads the field: Silo-Bench has
-  no spatial moves, and its controls commit to nothing.
+  (novelty 4 and no conflict: the validator admits novelty 4 on no relay), that it is complete: it
+  holds them already. Nothing else reads the field: Silo-Bench has no spatial moves. A commitment to
+  "complete" stands while the agent's own view does not refute it (it changes no action).
 - The late-counterevidence intervention (`change_at`, III-26): from its round on one owner's shard is
   changed. "Complete" is then two claims, of the data as dealt and as changed: an agent holding every
   shard sees the one its copy of the changed shard belongs to; an agent holding the changed shard's new
@@ -33,15 +34,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Evidence, GraphContacts, Proposal
-from hivebench.agents.waggle.claims import ClaimCodes
-from hivebench.agents.waggle.field import RECEIVER, WRITER, Incident
-from hivebench.agents.waggle.records import BIN_MAX, CLAIM, NONE, NOVELTY, forbidden_keys
 from hivebench.engine.media.exchange import Outbox
 from hivebench.ids import canonical_json
 from hivebench.seeding import Streams
 from hivebench.suites.silobench.baselines import ClassicalPolicy, Distributed, Holdings, LocalOnly
 from hivebench.suites.silobench.task import SiloActions, SiloViews
+from hivebench.waggle.runtime.adapter import Evidence, GraphContacts, Proposal
+from hivebench.waggle.runtime.claims import ClaimCodes
+from hivebench.waggle.runtime.field import RECEIVER, WRITER, Incident
+from hivebench.waggle.runtime.records import BIN_MAX, CLAIM, CONFLICT, NONE, NOVELTY, forbidden_keys
 
 ACTIONS = ("SEND", "HOLD", "ANSWER")
 SEND, HOLD, ANSWER = range(len(ACTIONS))
@@ -178,7 +179,9 @@ class SiloAdapter(GraphContacts):
         return version[agent, views.changed[agent // self.n]] == 1
 
     def wants(self, views: SiloViews, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
-        return np.zeros(len(agent), dtype=bool)
+        """A commitment to its episode's "complete" stands while the agent's view does not refute it
+        (nothing moves on Silo-Bench: a commitment changes no action)."""
+        return (claim[:, None] == self.complete[agent // self.n]).any(axis=1) & ~self.refutes(views, agent, claim)
 
     def kind(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         return np.zeros(len(agent), dtype=np.int64)
@@ -196,7 +199,8 @@ class SiloAdapter(GraphContacts):
         rows = incident.rows
         receiver, claim = rows[:, RECEIVER], rows[:, 2 + CLAIM]
         complete = (claim[:, None] == self.complete[receiver // self.n]).any(axis=1)
-        believed = complete & (rows[:, 2 + NOVELTY] == BIN_MAX) & ~self.refutes(views, receiver, claim)
+        first_hand = (rows[:, 2 + NOVELTY] == BIN_MAX) & (rows[:, 2 + CONFLICT] == 0)  # no relay carries novelty 4
+        believed = complete & first_hand & ~self.refutes(views, receiver, claim)
         reported = rows[believed]
         done = np.isin(
             outbox.sender * views.block.agents + outbox.receiver,

@@ -10,7 +10,7 @@
 - Evidence, as claims: the prey (Pursuit; each prey a new claim, so one caught is a claim a later
   sighting refutes), the food and the nest (Foraging), the box (Transport), in the agent's view, with
   its bearing; the prey and the box move, the food and the nest stay. Synchronization and Flocking
-  have none: their controls' fields stay empty. A claim's handle is opaque (hivebench.agents.waggle.claims).
+  have none: their controls' fields stay empty. A claim's handle is opaque (hivebench.waggle.runtime.claims).
 - Field move: one step along the heading's longer axis, else its shorter, where the view shows no
   wall, food or nest there.
 """
@@ -23,16 +23,16 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.adapter import Evidence, Proposal
-from hivebench.agents.waggle.claims import ClaimCodes
-from hivebench.agents.waggle.field import Incident
-from hivebench.agents.waggle.records import NONE
 from hivebench.engine.media.radius import in_reach
 from hivebench.seeding import Streams
 from hivebench.suites.swarmbench.baselines import DOWN, LEFT, RIGHT, STAY, STEP, UP, LocalHeuristic, nearest, towards
 from hivebench.suites.swarmbench.levels import FOOD, NEST, WALL, ring
 from hivebench.suites.swarmbench.task import AGENT, BOX, PREY, SwarmActions, SwarmViews
 from hivebench.suites.swarmbench.world import ACTIONS, OUTSIDE, SWITCH
+from hivebench.waggle.runtime.adapter import Evidence, Proposal
+from hivebench.waggle.runtime.claims import ClaimCodes
+from hivebench.waggle.runtime.field import Incident
+from hivebench.waggle.runtime.records import NONE
 
 # What a claim is about: (view code, kind, moving) per task
 KINDS = {

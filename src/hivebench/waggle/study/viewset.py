@@ -25,15 +25,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hivebench.agents.waggle.adapter import Evidence
-from hivebench.agents.waggle.admit import Admitted, admit, keys
 from hivebench.agents.waggle.controller import ask
-from hivebench.agents.waggle.field import WIDTH, Incident
 from hivebench.agents.waggle.ladder import RUNGS, Ladder
-from hivebench.agents.waggle.records import CLAIM_MAX, COMPASS, MODES, NONE, TRACE_PARTS, Decisions, parse
 from hivebench.ids import canonical_json
 from hivebench.models import Sampling
 from hivebench.models.open import decider_for
+from hivebench.waggle.runtime.adapter import Evidence
+from hivebench.waggle.runtime.admit import Admitted, admit, keys
+from hivebench.waggle.runtime.field import WIDTH, Incident
+from hivebench.waggle.runtime.records import CLAIM_MAX, COMPASS, MODES, NONE, TRACE_PARTS, Decisions, parse
 
 SOURCE = ("study", "suite", "task", "method", "population", "seed", "step", "agent")  # where a view was shown
 HANDLES = 256  # channel handles an orbit draws from (the field's pool)

@@ -1,4 +1,4 @@
-"""Which studies the Waggle matrix's report section serves (hivebench.agents.waggle.matrix): those
+"""Which studies the Waggle matrix's report section serves (hivebench.waggle.study.matrix): those
 where one of its tables has a row. Standard library only: the Snakefile decides it at parse time from
 the config's blocks; `hivebench report` from a study's episodes.
 """

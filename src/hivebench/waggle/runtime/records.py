@@ -26,7 +26,7 @@ TRACE_PARTS = ("channel", "claim", "novelty", "support", "conflict", "ttl", "dir
 CHANNEL, CLAIM, NOVELTY, SUPPORT, CONFLICT, TTL, DIRECTION = range(len(TRACE_PARTS))
 NONE = -1  # an absent deposit, commitment or direction
 BIN_MAX, TTL_MAX = 4, 8
-CLAIM_MAX = (1 << 31) - 1  # claim handles are positive 32-bit integers (hivebench.agents.waggle.claims)
+CLAIM_MAX = (1 << 31) - 1  # claim handles are positive 32-bit integers (hivebench.waggle.runtime.claims)
 COMPASS = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
 INTENTS = ("AUTO", "PRIVATE", "FIELD", "WAIT")
 AUTO, PRIVATE, FIELD, WAIT = range(len(INTENTS))
@@ -135,7 +135,7 @@ def forbidden_keys(value: Any, path: str = "") -> list[str]:
 
 
 # Why a record is refused: a code per rejection, as the validator names it (the schema's here, the
-# local view's in hivebench.agents.waggle.admit)
+# local view's in hivebench.waggle.runtime.admit)
 CODES = {
     "object": "the reply is not one JSON object",
     "forbidden": "a key naming an identity, a roster, the population size, a non-neighbour, global state or a "

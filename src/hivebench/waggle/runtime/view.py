@@ -12,14 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.agents.waggle.records import BIN_MAX, COMPASS, DIRECTION, NONE, TRACE_PARTS, forbidden_keys
+from hivebench.waggle.runtime.records import BIN_MAX, COMPASS, DIRECTION, NONE, TRACE_PARTS, forbidden_keys
 
 PARTS = ("task_contract", "private_state", "worker_proposal", "incident_fields", "local_commitment", "budget_bin")
 
 
 def budget_bin(step: int, rounds: int) -> int:
-    """The remaining rounds in five equal bins: 4 in the episode's first fifth, 0 in its last."""
-    return min(BIN_MAX, (BIN_MAX + 1) * (rounds - step) // max(rounds, 1))
+    """The remaining rounds in five equal bins: 4 in the episode's first fifth, 0 in its last (over 10
+    rounds: 4, 4, 3, 3, 2, 2, 1, 1, 0, 0)."""
+    return BIN_MAX - min(BIN_MAX, (BIN_MAX + 1) * step // max(rounds, 1))
 
 
 def trace_json(trace: np.ndarray) -> dict[str, Any]:

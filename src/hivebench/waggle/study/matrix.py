@@ -18,13 +18,13 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from hivebench.agents.waggle.plays import AGGREGATED, KEY_EFFECTS
 from hivebench.anchors import Anchors, normalise
 from hivebench.contrasts import paired_contrast
 from hivebench.replicated import replicate_design, replicate_labels
 from hivebench.report import MATRIX_TABLES, Section
 from hivebench.report.page import optional_table, table_links, write_tables
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
+from hivebench.waggle.study.plays import AGGREGATED, KEY_EFFECTS
 
 RETENTION_COLUMNS = [
     "method",

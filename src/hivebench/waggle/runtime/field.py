@@ -11,8 +11,9 @@
   meets them, several new in one round in the order of their node keys (a node-indexed draw, so no
   agent's index decides it).
 - TTL: a trace delivered with TTL k is incident for k local updates, then expires.
-- "Incident records are seed-controlled shuffled at each local update": each agent's records are
-  ordered by an affine permutation of its handles drawn afresh for it every round.
+- "Incident records are seed-controlled shuffled at each local update": each agent draws a key for
+  every handle of its pool afresh every round and orders its records by their channels' keys (a
+  uniform permutation of its records).
 
 Every draw is node-indexed, a row per agent (`rng`: the block's node streams).
 """
@@ -24,12 +25,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.records import CHANNEL, TRACE_PARTS, TTL
 from hivebench.engine.block import Block
 from hivebench.seeding import Streams
+from hivebench.waggle.runtime.records import CHANNEL, TRACE_PARTS, TTL
 
 POOL = 256  # handles per agent, at least: more than any agent's contacts in an episode at N <= 257
-PRIME = 257  # the modulus of the shuffle's affine permutation (a prime above POOL)
 TRACE_SCHEMA = pa.schema(
     [("step", pa.int32()), ("writer", pa.int32()), ("receiver", pa.int32())]
     + [(part, pa.int16()) for part in TRACE_PARTS if part != "claim"]
@@ -134,9 +134,9 @@ class TraceField:
             )
             rows = np.concatenate([rows[~replaced], arrived])
         self.rows = rows
-        m, o = self.rng.random((self.block.agents, 2)).T
-        mult, offset = (m * (PRIME - 1)).astype(np.int64) + 1, (o * PRIME).astype(np.int64)
-        rank = (rows[:, 2 + CHANNEL] * mult[rows[:, RECEIVER]] + offset[rows[:, RECEIVER]]) % PRIME
+        # a key per handle of every agent, drawn afresh: its records in the order of their channels' keys
+        # (a uniform permutation of them, whatever order they were kept in)
+        rank = self.rng.random((self.block.agents, self.pool.shape[1]))[rows[:, RECEIVER], rows[:, 2 + CHANNEL] - 1]
         return Incident(rows[np.lexsort((rank, rows[:, RECEIVER]))])
 
     def _arrivals(

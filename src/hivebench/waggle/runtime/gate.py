@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hivebench.agents.waggle.records import CHANNEL, CLAIM, CONFLICT, DIRECTION, NONE, SUPPORT
+from hivebench.waggle.runtime.records import CHANNEL, CLAIM, CONFLICT, DIRECTION, NONE, SUPPORT
 
 ANGLE = np.arange(8) * np.pi / 4  # compass point -> angle clockwise from north
 UNIT = np.stack([np.sin(ANGLE), np.cos(ANGLE)], axis=1)  # (8, 2): (east, north) of each point
@@ -56,9 +56,12 @@ def claims(receiver: np.ndarray, traces: np.ndarray) -> Claims:
     count = len(groups)
     support = traces[:, SUPPORT].astype(np.float64)
     directed = traces[:, DIRECTION] != NONE
-    vectors = np.where(directed[:, None], UNIT[np.maximum(traces[:, DIRECTION], 0)] * support[:, None], 0.0)
-    heading = np.stack([np.bincount(group, weights=vectors[:, i], minlength=count) for i in (0, 1)], axis=1)
-    weight = np.bincount(group, weights=np.where(directed, support, 0.0), minlength=count)
+    # support per compass point (exact integers), then the vectors: the heading does not depend on the
+    # order the traces are held in (a float sum would, and a tie between two moves with it)
+    point = group[directed] * len(UNIT) + traces[directed, DIRECTION]
+    per_point = np.bincount(point, weights=support[directed], minlength=count * len(UNIT)).reshape(count, len(UNIT))
+    heading = per_point @ UNIT
+    weight = per_point.sum(axis=1)
     coherence = np.where(weight > 0, np.hypot(heading[:, 0], heading[:, 1]) / np.maximum(weight, 1e-12), 1.0)
     channel_keys = np.unique(group.astype(np.int64) << 32 | traces[:, CHANNEL])
     return Claims(

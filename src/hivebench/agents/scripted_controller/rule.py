@@ -5,14 +5,16 @@ whole view-to-record path, with no model.
 
 Each agent writes the first thing it sees itself (`private_state.evidence`), else relays the
 strongest incident trace it can lower (every part one down); it commits to the first claim (by
-handle) that two channels carry, with FIELD intent; its task action is its proposal.
+handle) that two channels carry, with FIELD intent; its task action is its proposal. It proposes; the
+runtime's formal system decides what of it goes through (hivebench.waggle.runtime.formal). It never
+challenges.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hivebench.agents.waggle.runtime import ViewRuntime
+from hivebench.waggle.runtime.policy import ViewRuntime
 
 
 def record_for(view: dict[str, Any]) -> dict[str, Any]:

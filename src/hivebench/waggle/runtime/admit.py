@@ -12,8 +12,12 @@ write or commit." Here:
 - a relay is bounded by one incident trace of its claim ("relayable without increasing trace
   components"): novelty, support and conflict at most that trace's, TTL below it (so a trace cannot
   bounce between two agents for ever);
-- a trace whose conflict is positive and above what the agent holds on the claim is a challenge: the
-  agent must verify the conflict itself (`Adapter.refutes`);
+- novelty 4 marks first-hand evidence: a relay carries less (else any relay of a first-hand trace
+  would pass for its writer's own, and Silo-Bench's compilation spares a port that reports, first
+  hand, that it holds every shard);
+- a trace whose conflict is positive and above what the agent holds on the claim is a challenge: that
+  the agent verifies it is the formal system's verified-conflict inhibition (formal.py), not the
+  validator's;
 - a commitment's claim is one the agent sees or holds;
 - WAIT writes nothing and commits to nothing.
 """
@@ -25,9 +29,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hivebench.agents.waggle.adapter import Evidence
-from hivebench.agents.waggle.field import Incident
-from hivebench.agents.waggle.records import (
+from hivebench.waggle.runtime.adapter import Evidence
+from hivebench.waggle.runtime.field import Incident
+from hivebench.waggle.runtime.records import (
+    BIN_MAX,
     CHALLENGE,
     CHANNEL,
     CLAIM,
@@ -52,7 +57,7 @@ REFUSALS = {
     "claim": "a claim the agent neither sees nor holds on an incident channel (a deposit or a commitment)",
     "channel": "a channel the agent does not hold",
     "relay": "a relay no single incident trace of its claim bounds (novelty, support, conflict at most, TTL below)",
-    "challenge": "a challenge (conflict above what the agent holds) its own view does not verify",
+    "first_hand": "a relay that keeps novelty 4, which marks what the writer sees itself",
     "conflict": "a claim its own view refutes, written without conflict (a challenge without positive conflict)",
     "wait": "a WAIT that writes or commits",
 }
@@ -134,7 +139,7 @@ def admit(
         ("claim", ~(seen | in_field)),
         ("channel", ~channel_ok),
         ("relay", relay & ~within),
-        ("challenge", challenge & ~refuted),
+        ("first_hand", relay & (trace[:, NOVELTY] >= BIN_MAX)),
         ("conflict", (trace[:, CONFLICT] == 0) & refuted),  # what the writer's own view refutes, unchallenged
         ("wait", d.intent[writer] == WAIT),
     ]

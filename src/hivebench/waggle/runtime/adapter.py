@@ -10,8 +10,8 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle.field import Incident
 from hivebench.seeding import Streams
+from hivebench.waggle.runtime.field import Incident
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 asks the suite's adapter for every agent's private proposal and own evidence, delivers the trace
 field's staged writes over the contacts after the environment update, has the law (a control's rule,
 or a controller reading six-part local views) decide one record per agent, admits the records
-(hivebench.agents.waggle.admit), compiles them into native actions, stages their deposits and keeps
+(hivebench.waggle.runtime.admit), compiles them into native actions, stages their deposits and keeps
 each agent's commitment.
 
 "The runtime deterministically resolves the concrete native move from the validated record and local
@@ -23,17 +23,25 @@ channels (the validator admits a challenge only from a writer that verified it).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from hivebench.agents.waggle import gate as gates
-from hivebench.agents.waggle.adapter import Adapter, Evidence, Proposal
-from hivebench.agents.waggle.admit import Admitted, admit, keys
-from hivebench.agents.waggle.field import WIDTH, WRITTEN, Incident, TraceField
-from hivebench.agents.waggle.records import (
+from hivebench.engine.api import Policy
+from hivebench.engine.block import Block
+from hivebench.ids import canonical_json
+from hivebench.seeding import Streams
+from hivebench.waggle.runtime import gate as gates
+from hivebench.waggle.runtime.adapter import Adapter, Evidence, Proposal
+from hivebench.waggle.runtime.admit import Admitted, admit, keys
+from hivebench.waggle.runtime.field import WIDTH, WRITTEN, Incident, TraceField
+from hivebench.waggle.runtime.formal import COUNTERS as FORMAL_COUNTERS
+from hivebench.waggle.runtime.formal import Formal, Settings, Writes
+from hivebench.waggle.runtime.records import (
     AUTO,
+    CHALLENGE,
     CLAIM,
     COMPASS,
     CONFLICT,
@@ -44,24 +52,15 @@ from hivebench.agents.waggle.records import (
     Decisions,
     from_json,
 )
-from hivebench.agents.waggle.view import budget_bin, local_view
-from hivebench.engine.api import Policy
-from hivebench.engine.block import Block
-from hivebench.ids import canonical_json
-from hivebench.seeding import Streams
+from hivebench.waggle.runtime.view import budget_bin, local_view
 
-# The telemetry every episode's summary holds (the paper's Table 11 counters and the rest)
+# The telemetry every episode's summary holds: the formal system's (the paper's Table 11 counters among
+# them) and the round's
 COUNTERS = (
-    "candidate_writes",
+    *FORMAL_COUNTERS,
     "writes_kept",
-    "deposit_candidates",
-    "spatial_repeats_blocked",
-    "refreshes",
     "challenges",
-    "unverified_challenge_candidates",
-    "unverified_challenges_blocked",
-    "relay_candidates_route_active",
-    "relays_silenced",
+    "verified_challenges",
     "commits",
     "reopenings",
     "commitments_expired",
@@ -92,9 +91,24 @@ class Context:
         self.step, rounds = runtime.adapter.budget(observation)
         self.rounds = np.broadcast_to(np.asarray(rounds), self.live.shape)  # per agent
 
-    def count(self, name: str, agents: np.ndarray) -> None:
+    def refutes(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
+        """Per (agent, claim): whether the agent's own view refutes the claim (verified conflict)."""
+        if not len(agent):
+            return np.zeros(0, dtype=bool)
+        return self.runtime.adapter.refutes(self.observation, agent, claim)
+
+    def count(self, name: str, agents: np.ndarray | list[int]) -> None:
         """Add one to an episode's counter for each of `agents` (block agents, repeats counted)."""
         self.runtime.counters[name] += self.runtime.block.per_episode(agents=np.asarray(agents, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a law proposes in one round: the records (their deposits aside) and the candidate writes,
+    each agent's in its order of preference (a record's deposit, for a law that writes one)."""
+
+    decisions: Decisions
+    writes: Writes
 
 
 class WaggleRuntime(Policy):
@@ -114,6 +128,12 @@ class WaggleRuntime(Policy):
     def law(self, context: Context) -> Decisions:
         return Decisions.private(context.proposal.action)
 
+    def draft(self, context: Context) -> Draft:
+        """The round's records and candidate writes: by default the law's records, each one's deposit
+        its only candidate."""
+        decisions = self.law(context)
+        return Draft(decisions, Writes.of(decisions))
+
     def _start(self, observation: Any) -> None:
         agents = len(self.adapter.live(observation))
         self.block = Block(agents // len(self.rng), len(self.rng))
@@ -123,6 +143,7 @@ class WaggleRuntime(Policy):
             if self.field
             else None
         )
+        self.formal = Formal(Settings.of(self.params["formal"])) if self.field else None
         self.commitment = np.full((agents, 2), NONE, dtype=np.int64)  # claim, confidence
         self.renewed = np.zeros(agents, dtype=np.int64)  # the round the commitment was last made or renewed
         self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS + AFTER_INTERVENTION}
@@ -144,7 +165,7 @@ class WaggleRuntime(Policy):
         if self.intervened(context):  # traces written before the counterevidence, still held
             context.count("stale_traces_held", incident.receiver[incident.rows[:, WRITTEN] < self.intervention])
         self._reopen(context)
-        admitted = self._admit(context, self.law(context))
+        admitted = self._admit(context, self._formal(context, self.draft(context)))
         action = self._compile(context, admitted.decisions)
         self._commit(context, admitted.decisions)
         live = context.live
@@ -155,8 +176,9 @@ class WaggleRuntime(Policy):
         d = admitted.decisions
         writers = np.flatnonzero(d.deposits & live)
         context.count("writes_kept", writers)
-        # a challenge is a write of conflict that relays none (every one admitted is verified)
-        context.count("challenges", writers[(d.deposit[writers, CONFLICT] > 0) & ~admitted.relay[writers]])
+        challengers = writers[admitted.mode[writers] == CHALLENGE]  # a relayed one too: its label
+        context.count("challenges", challengers)
+        context.count("verified_challenges", challengers[context.refutes(challengers, d.deposit[challengers, CLAIM])])
         context.count("invalid_records", np.flatnonzero(admitted.invalid & live))
         if self.trace_field is not None:
             self.trace_field.send(context.step, (writers, d.deposit[writers]))
@@ -164,6 +186,19 @@ class WaggleRuntime(Policy):
         if messages is not None:
             messages = pa.array(np.where(live, messages.to_numpy(zero_copy_only=False), None), pa.string())
         return adapter.act(observation, action, messages, incident)
+
+    def _formal(self, context: Context, draft: Draft) -> Decisions:
+        """The draft's records with the formal system applied: each agent's one trace, the first of its
+        candidates that passes, and its commitment where the gate and its own view let it through (no
+        trace field: the records as drafted)."""
+        decisions = draft.decisions
+        if self.formal is None:
+            return decisions
+        decisions = replace(
+            decisions, deposit=self.formal.choose(context, draft.writes), commit=decisions.commit.copy()
+        )
+        self.formal.commitment(context, decisions)
+        return decisions
 
     def _count_deliveries(self, context: Context) -> None:
         """Receiver-delivered messages this round: the task's own, the field's traces, and frames (a
@@ -212,7 +247,7 @@ class WaggleRuntime(Policy):
     def _reopen(self, context: Context) -> None:
         """Verified conflict on a commitment reopens it; one for a claim the agent would no longer move
         for ends."""
-        held = np.flatnonzero(self.commitment[:, 0] != NONE)
+        held = self._held(context)
         if not len(held):
             return
         claim = self.commitment[held, 0]
@@ -223,6 +258,11 @@ class WaggleRuntime(Policy):
         context.count("reopenings", held[refuted])
         self.commitment[held[refuted | unwanted]] = NONE
 
+    def _held(self, context: Context) -> np.ndarray:
+        """The agents that hold a commitment, in episodes that go on (an ended one's stay as they were)."""
+        held = np.flatnonzero(self.commitment[:, 0] != NONE)
+        return held[context.running[held // self.block.n]]
+
     def _commit(self, context: Context, d: Decisions) -> None:
         """The round's commitments made or renewed; every other one decays, and ends below zero."""
         committing = (d.commit[:, 0] != NONE) & context.live
@@ -230,7 +270,7 @@ class WaggleRuntime(Policy):
         context.count("commits", new)
         self.commitment[committing] = d.commit[committing]
         self.renewed[committing] = context.step
-        held = np.flatnonzero((self.commitment[:, 0] != NONE) & ~committing)
+        held = np.setdiff1d(self._held(context), np.flatnonzero(committing))
         if not len(held):
             return
         decay = int(self.params["commitment"]["decay_rounds"])
@@ -341,7 +381,7 @@ VIEWS_SCHEMA = pa.schema([("step", pa.int32()), ("agent", pa.int32()), ("actions
 
 
 class ViewRuntime(WaggleRuntime):
-    """A law that reads each live agent's six-part local view (hivebench.agents.waggle.view) and
+    """A law that reads each live agent's six-part local view (hivebench.waggle.runtime.view) and
     returns its record as JSON (a controller): `reply` maps the round's views to records, one per
     view; a record that is not the canonical schema becomes its agent's private proposal, counted as
     invalid. With `keep_views` every view shown is kept: the `views` side table (a view set's source),

@@ -12,11 +12,11 @@ from functools import partial
 import pandas as pd
 
 from hivebench.agents.waggle.ladder import RUNGS
-from hivebench.agents.waggle.records import MODES
-from hivebench.agents.waggle.runtime import COUNTERS
 from hivebench.replicated import episode_ci
 from hivebench.report import WAGGLE_TABLES, Section
 from hivebench.report.page import html_table, optional_table, table_links, write_tables
+from hivebench.waggle.runtime.policy import COUNTERS
+from hivebench.waggle.runtime.records import MODES
 
 TASK = ["method", "suite", "task"]
 TRACE_COUNTS = ("traces_written", "trace_deliveries", "traces_expired")
