@@ -102,7 +102,6 @@ ADDED_SINCE = {
     "challenge_repeats_blocked",
     "relay_repeats_blocked",
     "relays_capped",
-    "relays_without_source",
     "commits_gated",
     "commits_inhibited",
     "verified_challenges",

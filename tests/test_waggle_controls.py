@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from hivebench.cells import all_blocks
@@ -195,3 +196,19 @@ def test_a_silo_shard_of_records_with_an_id_goes_into_the_view_as_text():
             assert isinstance(shard, list)  # numbers stay as they are
         else:
             assert isinstance(shard, str) and "id" in json.loads(shard)[0]
+
+
+def test_silobenchs_section_and_the_matrix_count_a_runtime_methods_deliveries_as_frames():
+    from hivebench.suites.silobench.report import summary_table
+    from hivebench.waggle.study.matrix import measures
+
+    records = silo_records("fixedswarm", n=8, seeds=3)  # three tasks, three seeds each
+    episodes = pd.DataFrame([r.summary for r in records]).assign(
+        method="fixedswarm", suite="silobench", population=8, seed=[i % 3 for i in range(len(records))], compat="hivebench"
+    )
+    frames = episodes["delivered_frames"] / 8
+    assert (frames != episodes["deliveries"] / 8).any()  # a trace and a task message to one receiver: one frame
+    row = summary_table(episodes, 200, 0.95, 0).set_index("level").loc["all"]
+    assert row["delivered_per_agent"] == pytest.approx(frames.mean())
+    matrix = measures(episodes, {})
+    assert matrix[matrix["measure"] == "delivered per agent"]["value"].tolist() == pytest.approx(frames.tolist())

@@ -192,12 +192,13 @@ def relayed(runtime: Replies) -> list[list[int]]:
     return [row[[4, 5, 7]].tolist() for _, rows in runtime.trace_field.delivered for row in rows if row[1] == 1]
 
 
-def test_a_relay_is_capped_one_hop_below_its_source():
-    seen = {0: [(0, 101, 2)]}
-    within = play(Script(3, 2, seen), relayer(3, 2, 3), 2)  # its source less one in every part: as written
+def test_a_relay_passes_one_hop_below_its_source_and_is_deleted_above():
+    seen = {0: [(0, 101, 2)]}  # agent 0's source trace: novelty 4, support 3, TTL 4
+    within = play(Script(3, 2, seen), relayer(3, 2, 3), 2)  # its source less one in every part
     assert relayed(within) == [[3, 2, 3]] * 2 and within.summary(0)["relays_capped"] == 0
-    above = play(Script(3, 2, seen), relayer(3, 3, 3), 2)  # support 3 keeps its source's: lowered to 2
-    assert relayed(above) == [[3, 2, 3]] * 2 and above.summary(0)["relays_capped"] == 1
+    above = play(Script(3, 2, seen), relayer(3, 3, 3), 2)  # support 3 keeps its source's: not a hop below
+    assert relayed(above) == [] and above.summary(0)["relays_capped"] == 1
+    assert above.summary(0)["candidate_writes"] == 2  # agent 0's write and the relay, each a candidate
     uncapped = play(Script(3, 2, seen), relayer(3, 3, 3), 2, formal={"relay": {"enabled": False}})
     assert relayed(uncapped) == [[3, 3, 3]] * 2  # the validator's bound alone: support at most, TTL below
 
@@ -205,7 +206,7 @@ def test_a_relay_is_capped_one_hop_below_its_source():
 def test_a_relay_of_a_source_below_the_minimums_is_blocked():
     seen = {0: [(0, 101, 2)]}
     runtime = play(Script(3, 2, seen), relayer(2, 1, 3), 2, formal={"relay": {"min_support": 4}})  # source: 3
-    assert relayed(runtime) == [] and runtime.summary(0)["relays_without_source"] == 1
+    assert relayed(runtime) == [] and runtime.summary(0)["relays_capped"] == 1
 
 
 def test_a_relay_step_that_leaves_nothing_to_relay_is_a_config_error():

@@ -19,6 +19,7 @@ from hivebench.report.layout import layout_html, paper_layout
 from hivebench.report.page import file_links, html_table, rules_of, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.suites.silobench.catalogue import LEVELS
+from hivebench.suites.silobench.delivered import delivered_per_agent
 
 # what tells entries of a study apart (caps aside)
 SETTING = ["method", "compat", "protocol", "topology", "rounds"]
@@ -50,7 +51,7 @@ def pooled_table(episodes: pd.DataFrame, keys: list[str], resamples: int, confid
     for values, group in with_levels(episodes).groupby(keys, sort=False):
         row = {**dict(zip(keys, values)), **pooled(group, resamples, confidence, seed)}
         row["density"] = float(group["density"].mean())
-        row["delivered_per_agent"] = float((group["deliveries"] / group["population"]).mean()) if delivered else np.nan
+        row["delivered_per_agent"] = float(delivered_per_agent(group).mean()) if delivered else np.nan
         # the paper's cost: output tokens of all agents over the rounds the episode used
         row["tokens_per_round"] = (
             float((group["output_tokens"] / group["rounds_used"].clip(lower=1)).mean()) if tokens else np.nan
@@ -303,7 +304,8 @@ def render(section: Section) -> str:
 (S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
 the tasks of a level (or all 30), every task weighing the same, with a {confidence:.0%} interval from
 resampling seeds within tasks. Density D = messages / (N (N - 1)); delivered per agent: messages received,
-per agent; tokens per round = output tokens of all agents / the rounds the episode used (R, or fewer where
+per agent (for a method on the Waggle runtime, frames: a sender's trace and task message to one receiver in one
+round are one); tokens per round = output tokens of all agents / the rounds the episode used (R, or fewer where
 every agent answered early); calls per agent: the model calls a method made, per agent, counted apart from
 the messages (methods that call models; SwarmSys's organisation calls per role and event). compat:
 hivebench's behaviour, the reference's, or the differences a row sets (the paper's rows: the reference's).

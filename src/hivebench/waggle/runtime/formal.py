@@ -28,7 +28,7 @@ Every candidate is counted, also after the agent's trace was chosen: `candidate_
 candidate but an unverified challenge), `deposit_candidates`, `spatial_repeats_blocked`, `refreshes`
 (a kept repeat), `unverified_challenge_candidates`, `unverified_challenges_blocked`,
 `relay_candidates_route_active`, `relays_silenced`; beside them `challenge_repeats_blocked`,
-`relay_repeats_blocked`, `relays_capped`, `relays_without_source`, `commits_gated`, `commits_inhibited`.
+`relay_repeats_blocked`, `relays_capped` (blocked by the cap), `commits_gated`, `commits_inhibited`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,6 @@ COUNTERS = (
     "challenge_repeats_blocked",
     "relay_repeats_blocked",
     "relays_capped",
-    "relays_without_source",
     "commits_gated",
     "commits_inhibited",
 )
@@ -175,7 +174,7 @@ class Formal:
         rival = route & np.isin(
             keys(agent, adapter.kind(agent, trace[:, CLAIM])), keys(ev.agent, adapter.kind(ev.agent, ev.claim))
         )
-        capped = self._capped(context, agent, trace, what == RELAY)
+        within = self._within_cap(context, agent, trace, what == RELAY)
         taken = np.zeros(agents, dtype=bool)
         for i, (a, k, kind) in enumerate(zip(agent.tolist(), key.tolist(), what.tolist())):
             if kind == CHALLENGE:
@@ -219,16 +218,14 @@ class Formal:
                 if suppress and (k in prints.relayed or k in prints.written):
                     tally["relay_repeats_blocked"].append(a)
                     continue
-                if capped[i, CLAIM] == NONE:
-                    tally["relays_without_source"].append(a)
-                    continue
-                if (capped[i] != trace[i]).any():
+                if not within[i]:
                     tally["relays_capped"].append(a)
+                    continue
                 if taken[a]:
                     continue
                 prints.relayed.add(k)
             taken[a] = True
-            chosen[a] = capped[i]
+            chosen[a] = trace[i]
         for name, counted in tally.items():
             context.count(name, counted)
         return chosen
@@ -254,31 +251,25 @@ class Formal:
         what = np.where(challenge, CHALLENGE, np.where(seen, OWN, RELAY))
         return what, context.refutes(agent, trace[:, CLAIM])
 
-    def _capped(self, context: Any, agent: np.ndarray, trace: np.ndarray, relay: np.ndarray) -> np.ndarray:
-        """Per candidate, the relay as the per-hop cap lets it through: unchanged where a source bounds
-        it (support, novelty and TTL at most the source's less `step`, conflict at most the source's),
-        else capped at the strongest source less `step`; a row of NONE where no source may be relayed.
-        Candidates that are no relays, and every one with the cap switched off, come back unchanged."""
-        out = trace.copy()
+    def _within_cap(self, context: Any, agent: np.ndarray, trace: np.ndarray, relay: np.ndarray) -> np.ndarray:
+        """Per candidate, whether the per-hop cap lets it through: a relay needs an incident trace of its
+        claim with the minimums (its source) that bounds it a hop below, support, novelty and TTL at most
+        the source's less `step`, conflict at most the source's. The cap deletes a relay, never lowers
+        it ("wrapper operations are limited to deleting invalid content"). True for what is no relay,
+        and for everything with the cap off."""
+        ok = np.ones(len(agent), dtype=bool)
         cap = self.settings.relay
         rows = np.flatnonzero(relay)
         if cap is None or not len(rows):
-            return out
+            return ok
         incident = context.incident
+        source = cap.sources(incident.traces)
         for i in rows.tolist():
-            a, claim = int(agent[i]), int(trace[i, CLAIM])
-            mine = (incident.receiver == a) & (incident.traces[:, CLAIM] == claim)
-            sources = incident.traces[mine & cap.sources(incident.traces)]
-            sources = sources[sources[:, CONFLICT] >= trace[i, CONFLICT]]
-            if not len(sources):
-                out[i] = NONE
-                continue
-            room = sources[:, CAPPED] - cap.step
-            if ((trace[i, CAPPED] <= room).all(axis=1)).any():
-                continue
-            best = np.lexsort((-sources[:, TTL], -sources[:, NOVELTY], -sources[:, SUPPORT]))[0]
-            out[i, CAPPED] = np.minimum(trace[i, CAPPED], room[best])
-        return out
+            mine = source & (incident.receiver == agent[i]) & (incident.traces[:, CLAIM] == trace[i, CLAIM])
+            held = incident.traces[mine]
+            below = (trace[i, CAPPED] <= held[:, CAPPED] - cap.step).all(axis=1)
+            ok[i] = bool((below & (trace[i, CONFLICT] <= held[:, CONFLICT])).any())
+        return ok
 
     def commitment(self, context: Any, decisions: Decisions) -> None:
         """Drop each commitment the gate does not pass or the agent's own view refutes (in place)."""

@@ -24,6 +24,7 @@ from hivebench.replicated import replicate_design, replicate_labels
 from hivebench.report import MATRIX_TABLES, Section
 from hivebench.report.page import optional_table, table_links, write_tables
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
+from hivebench.suites.silobench.delivered import delivered_per_agent
 from hivebench.waggle.study.plays import AGGREGATED, KEY_EFFECTS
 
 RETENTION_COLUMNS = [
@@ -73,9 +74,10 @@ def measures(episodes: pd.DataFrame, anchors: Anchors) -> pd.DataFrame:
     parts = []
     if "silo_task" in frame:
         silo = frame[frame["suite"] == "silobench"]
-        for measure, column in (("Silo-Bench success", "success"), ("delivered per agent", "delivered_per_agent")):
-            if column in silo:
-                parts.append(silo.assign(measure=measure, unit=silo["silo_task"], value=silo[column]))
+        parts.append(silo.assign(measure="Silo-Bench success", unit=silo["silo_task"], value=silo["success"]))
+        if "deliveries" in silo:
+            delivered = delivered_per_agent(silo)
+            parts.append(silo.assign(measure="delivered per agent", unit=silo["silo_task"], value=delivered))
     if "swarm_task" in frame:
         swarm = frame[(frame["suite"] == "swarmbench") & frame["swarm_task"].isin(AGGREGATED)]
         normalised = [normalise(s, "swarmbench", t, anchors) for s, t in zip(swarm["score"], swarm["swarm_task"])]
