@@ -19,7 +19,16 @@ except PluginError as exc:
 
 from hivebench.waggle.study.plays import block_plays, has_tables
 from hivebench.cells import expand_jobs
-from hivebench.config import ConfigError, load, method_entry, read_yaml, select_methods, validate
+from hivebench.config import (
+    ConfigError,
+    controller_entry,
+    load,
+    method_entry,
+    read_yaml,
+    select_methods,
+    validate,
+    viewset_controllers,
+)
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
 from hivebench.paths import (
@@ -402,22 +411,23 @@ def viewset_cells(wildcards):
     ]
 
 
-def controller_params(name):
-    """A controller's parameters as a cell would hold them (its model file hashed, ...)."""
-    hooks = METHODS[CONFIG["methods"][name]["kind"]].hooks
-    return hooks.resolve(method_entry(CONFIG["methods"][name]), Path(CONFIG_SOURCE).parent)
+def controller_params(controller):
+    """A view set's controller's parameters (one replicate's, for name@replicate) as a cell would hold
+    them (its model file hashed, ...)."""
+    hooks = METHODS[CONFIG["methods"][controller.partition("@")[0]]["kind"]].hooks
+    return hooks.resolve(controller_entry(CONFIG, controller), Path(CONFIG_SOURCE).parent)
 
 
-def controller_resource(name, resource):
+def controller_resource(controller, resource):
     """What a controller's view-set job asks the scheduler for: its method's `resources`, else its kind's."""
-    given = CONFIG["methods"][name].get("resources", {})
+    given = CONFIG["methods"][controller.partition("@")[0]].get("resources", {})
     if resource in given:
         return given[resource]
-    return METHODS["waggle"].hooks.job_resources(controller_params(name)).get(resource, "")
+    return METHODS["waggle"].hooks.job_resources(controller_params(controller)).get(resource, "")
 
 
 def controller_holds(resource):
-    return lambda wildcards: int(slot_resource(wildcards.controller) == resource)
+    return lambda wildcards: int(slot_resource(wildcards.controller.partition("@")[0]) == resource)
 
 
 def viewset_records(wildcards):
@@ -426,4 +436,4 @@ def viewset_records(wildcards):
     viewset = VIEWSETS[wildcards.viewset]
     which = ["views", "orbit"] if viewset["orbit"] else ["views"]
     folder = VIEWSET_DIR.format(viewset=wildcards.viewset)
-    return {(c, w): f"{folder}/{c}/{w}.parquet" for c in viewset["controllers"] for w in which}
+    return {(c, w): f"{folder}/{c}/{w}.parquet" for c in viewset_controllers(CONFIG, viewset) for w in which}

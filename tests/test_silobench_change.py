@@ -85,10 +85,13 @@ def test_the_change_is_iii26_on_p2p_only_and_in_a_communication_round():
         }
         with pytest.raises(ConfigError, match=message):
             validate(config, "test")
-    config["tasks"]["t"] = {**base, "change_at": 3}
-    config["methods"]["m"] = {"kind": "llm", "backend": "openai", "model": "x", "base_url": "http://localhost:1/v1"}
-    with pytest.raises(ConfigError, match="reads messages as text"):
-        validate(config, "test")
+    served = {"backend": "openai", "model": "x", "base_url": "http://localhost:1/v1"}
+    # an LLM agent's messages and SwarmSys's posts (over the complete topology it routes on) alike
+    for kind, topology in (("llm", base.get("topology", "regular3")), ("swarmsys", "complete")):
+        config["tasks"]["t"] = {**base, "topology": topology, "change_at": 3}
+        config["methods"]["m"] = {"kind": kind, **served}
+        with pytest.raises(ConfigError, match=f"change_at: a {kind} method passes shards on as text its model writes"):
+            validate(config, "test")
 
 
 # Hashes of what each talking control wrote at 08ede4d (before the shard versions): its tables and its

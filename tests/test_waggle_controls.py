@@ -203,8 +203,9 @@ def test_silobenchs_section_and_the_matrix_count_a_runtime_methods_deliveries_as
     from hivebench.waggle.study.matrix import measures
 
     records = silo_records("fixedswarm", n=8, seeds=3)  # three tasks, three seeds each
+    seeds = [i % 3 for i in range(len(records))]
     episodes = pd.DataFrame([r.summary for r in records]).assign(
-        method="fixedswarm", suite="silobench", population=8, seed=[i % 3 for i in range(len(records))], compat="hivebench"
+        method="fixedswarm", suite="silobench", population=8, seed=seeds, compat="hivebench"
     )
     frames = episodes["delivered_frames"] / 8
     assert (frames != episodes["deliveries"] / 8).any()  # a trace and a task message to one receiver: one frame

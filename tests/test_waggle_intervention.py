@@ -40,6 +40,7 @@ def test_the_prey_is_relocated_at_the_round_and_the_episode_is_the_same_before_i
         assert (before[:AT] == after[:AT]).all()  # NoComm's agents do not know what is to come
         # where the prey stood once it had moved (the plain episode's), then at least k = 5 cells from it
         assert np.abs(after[AT] - before[AT]).max() >= 5
+        assert moved.summary["relocation_distance"] == np.abs(after[AT] - after[AT - 1]).max() >= 5
         rows = pd.DataFrame(moved.agents)
         last = rows[rows.step == ROUNDS]
         near = (np.maximum(np.abs(last.row - after[-1][0]), np.abs(last.col - after[-1][1])) <= 2).mean()
@@ -89,6 +90,20 @@ def test_relocation_is_pursuits_alone_and_before_the_last_round():
         }
         with pytest.raises(ConfigError, match=f"tasks.t.relocate_at: .*{problem}"):
             validate(config, "test")
+
+
+@pytest.mark.parametrize("grid, view", [(6, 5), (12, 99), (11, 5)])
+def test_a_relocation_that_could_stay_in_view_is_refused(grid, view):
+    config = {
+        "tasks": {"t": {"kind": "swarmbench", "task": "pursuit", "grid": grid, "view": view, "relocate_at": 5}},
+        "methods": {"m": {"kind": "nocomm"}},
+        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [4], "seeds": 1}},
+    }
+    with pytest.raises(ConfigError, match=rf"relocate_at: on a {grid} x {grid} map .* needs a map of at least"):
+        validate(config, "test")
+    config["tasks"]["t"]["grid"] = 2 * view + 2  # from every cell some cell is `view` cells away
+    if view < 50:
+        validate(config, "test")
 
 
 def test_the_report_table_gives_each_metric_with_its_interval():

@@ -17,6 +17,7 @@ import pytest
 from test_waggle_controller import AGENTS, FuzzBackend, asked_view, cells, fuzzed_controller, rows_of
 
 from hivebench.agents.waggle.ladder import Ladder
+from hivebench.config import ConfigError, validate
 from hivebench.engine.loop import make_policy, make_task, run
 from hivebench.waggle.runtime.records import Decisions, forbidden_keys, parse
 from hivebench.waggle.runtime.view import PARTS
@@ -212,9 +213,10 @@ def test_macro_f1_and_exact_match_and_orbit_consistency_by_hand():
 
 @pytest.mark.workflow
 def test_a_view_set_through_snakemake_scores_each_controller(tmp_path):
-    """Views drawn from a scripted controller's Foraging episode, decided by two scripted controllers
-    (one always whole, one whose second half is unreadable twice: the fallback) on the set and its
-    orbit; the scores against the first, and nothing left to do after."""
+    """Views drawn from a scripted controller's Foraging episodes (two replicates, each keeping its
+    views), decided by scripted controllers (one always whole; one of two replicates, the first of
+    which has its second half unreadable twice: the fallback) on the set and its orbit; the scores
+    against the first, a row per replicate, and nothing left to do after."""
     from conftest import write_config
     from test_workflow import planned_jobs, snakemake
 
@@ -224,9 +226,14 @@ def test_a_view_set_through_snakemake_scores_each_controller(tmp_path):
     config = {
         "tasks": {"forage": {"kind": "swarmbench", "task": "foraging", "rounds": 5}},
         "methods": {
-            "rule": {"kind": "scripted_controller", "keep_views": True},
+            "rule": {"kind": "scripted_controller", "replicates": {f"r{i}": {"keep_views": True} for i in (0, 1)}},
             "whole": {"kind": "waggle", "backend": "scripted", "model": "whole.jsonl"},
-            "half": {"kind": "waggle", "backend": "scripted", "model": "half.jsonl"},
+            "half": {
+                "kind": "waggle",
+                "backend": "scripted",
+                "model": "half.jsonl",
+                "replicates": {"a": {}, "b": {"model": "whole.jsonl"}},
+            },
         },
         "studies": {"w": {"tasks": ["forage"], "methods": ["rule"], "populations": [4], "seeds": 1}},
         "viewsets": {
@@ -246,11 +253,31 @@ def test_a_view_set_through_snakemake_scores_each_controller(tmp_path):
     views = pd.read_parquet(tmp_path / "results/viewsets/forage-views/views.parquet")
     assert len(views) == 12 and set(views["method"]) == {"rule"}
     table = pd.read_csv(tmp_path / "reports/viewsets/forage-views/evaluation.csv").set_index("controller")
-    assert table.loc["whole", "executable"] == 12 and table.loc["half", "executable"] == 6
-    assert table.loc["half", "fallback"] == 6
+    assert list(table.index) == ["whole", "half@a", "half@b"]  # each replicate decides every view
+    assert table.loc["whole", "executable"] == 12 and table.loc["half@a", "executable"] == 6
+    assert table.loc["half@a", "fallback"] == 6 and table.loc["half@b", "executable"] == 12
     # a fallback is the private proposal: the same record as "whole" where the proposal is to stay
     proposals = [json.loads(v)["worker_proposal"] for v in views["view"]][6:]
-    assert table.loc["half", "exact match (%)"] == pytest.approx(100 * (6 + proposals.count("STAY")) / 12)
-    assert table.loc["whole", "exact match (%)"] == 100 and table.loc["whole", "private (%)"] == 100
-    assert table.loc["whole", "orbit consistency (%)"] == table.loc["half", "orbit consistency (%)"] == 100
+    assert table.loc["half@a", "exact match (%)"] == pytest.approx(100 * (6 + proposals.count("STAY")) / 12)
+    assert table.loc["whole", "exact match (%)"] == table.loc["half@b", "exact match (%)"] == 100
+    assert table.loc["whole", "private (%)"] == 100
+    assert table.loc["whole", "orbit consistency (%)"] == table.loc["half@a", "orbit consistency (%)"] == 100
     assert planned_jobs(tmp_path) == {}
+
+
+def test_a_view_sets_method_keeps_views_in_every_replicate_or_is_refused():
+    config = {
+        "tasks": {"forage": {"kind": "swarmbench", "task": "foraging", "rounds": 5}},
+        "methods": {
+            "rule": {"kind": "scripted_controller", "replicates": {"r0": {"keep_views": True}, "r1": {}}},
+            "model": {"kind": "waggle", "backend": "scripted", "model": "x.jsonl", "replicates": {"a": {}, "b": {}}},
+        },
+        "studies": {"w": {"tasks": ["forage"], "methods": ["rule"], "populations": [4], "seeds": 1}},
+        "viewsets": {"v": {"study": "w", "method": "rule", "controllers": ["model"], "reference": "model"}},
+    }
+    with pytest.raises(ConfigError) as refused:
+        validate(config, "viewsets.yaml")
+    problems = str(refused.value)
+    assert "viewsets.v.method: 'rule' (its replicate 'r1') keeps no views" in problems
+    assert "'r0'" not in problems  # the replicate that keeps them passes, whatever the base entry says
+    assert "viewsets.v.reference: 'model' is not one of the view set's controllers (model@a, model@b" in problems

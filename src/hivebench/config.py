@@ -627,6 +627,22 @@ def replicate_entries(method: dict[str, Any]) -> list[tuple[str | None, dict[str
     return [(label, method_entry(entry)) for label, entry in method["replicates"].items()]
 
 
+def viewset_controllers(config: Config, viewset: dict[str, Any]) -> list[str]:
+    """A view set's controllers, one per replicate: `name`, or `name@replicate` for a method with
+    replicates (each decides every view)."""
+    return [
+        name if label is None else f"{name}@{label}"
+        for name in viewset["controllers"]
+        for label, _ in replicate_entries(config["methods"][name])
+    ]
+
+
+def controller_entry(config: Config, controller: str) -> dict[str, Any]:
+    """The entry a view set's controller (`viewset_controllers`) decides with, as its hooks read it."""
+    name, _, replicate = controller.partition("@")
+    return dict(replicate_entries(config["methods"][name]))[replicate or None]
+
+
 def replicate_count(method: dict[str, Any]) -> int:
     return len(method.get("replicates", ())) or 1
 
@@ -767,15 +783,23 @@ def _viewset_problems(config: Config) -> Iterator[str]:
                     f"{where}.method: {viewset['method']!r} (kind {kind}) shows no views: a method on the view "
                     "runtime (waggle, scripted_controller) keeps them"
                 )
-            elif kind is not None and not config["methods"][viewset["method"]].get("keep_views"):
-                yield f"{where}.method: {viewset['method']!r} keeps no views: set its keep_views: true"
+            elif kind is not None:
+                for label, entry in replicate_entries(config["methods"][viewset["method"]]):
+                    if not entry.get("keep_views"):
+                        which = "" if label is None else f" (its replicate {label!r})"
+                        yield f"{where}.method: {viewset['method']!r}{which} keeps no views: set its keep_views: true"
         for i, controller in enumerate(viewset["controllers"]):
             kind = config["methods"].get(controller, {}).get("kind")
             if kind != "waggle":
                 what = "an unknown method" if kind is None else f"of kind {kind}"
                 yield f"{where}.controllers[{i}]: {controller!r} is {what}; a view set's controllers are waggle methods"
-        if "reference" in viewset and viewset["reference"] not in viewset["controllers"]:
-            yield f"{where}.reference: {viewset['reference']!r} is not one of the view set's controllers"
+        named = [c for c in viewset["controllers"] if c in config["methods"]]
+        known = viewset_controllers(config, {**viewset, "controllers": named})
+        if "reference" in viewset and viewset["reference"] not in known:
+            yield (
+                f"{where}.reference: {viewset['reference']!r} is not one of the view set's controllers "
+                f"({', '.join(known)}: a method with replicates is one controller per replicate, name@replicate)"
+            )
 
 
 def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:

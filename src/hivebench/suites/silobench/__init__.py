@@ -148,8 +148,14 @@ class SiloHooks(TaskHooks):
     def method_problems(self, params: dict[str, Any], method: str, sizes: list[int]) -> Iterator[str]:
         from hivebench.registry import METHODS  # the registry imports this package: not at import time
 
-        if "change_at" in params and METHODS[method].impl("silobench").reads_text:
-            yield f"change_at: a {method} method reads messages as text, which show shards as they were at first"
+        impl = METHODS[method].impl("silobench")
+        if "change_at" in params and (impl.reads_text or (impl.calls_models and not impl.classical_messages)):
+            # the baselines' holdings carry each shard's version and a newer one replaces the older; a
+            # model's words (an LLM agent's messages, SwarmSys's posts) keep a shard as first written
+            yield (
+                f"change_at: a {method} method passes shards on as text its model writes, which shows them as "
+                "they were at first (the change reaches methods whose messages are the baselines' holdings)"
+            )
             return
         if method in ROUTERS:
             if params["oracle"] or params["protocol"] != "p2p" or params["topology"] != "complete":

@@ -146,6 +146,15 @@ class SwarmHooks(TaskHooks):
         room = capacity(params["task"], size)
         if n > room:
             yield f"a {params['task']} level on a {size} x {size} map holds at most {room} agents, got {n} (raise grid)"
+        k, inside = params["view"], size - 2
+        if "relocate_at" in params and inside // 2 < k:
+            # the prey moves at least k cells (the view's side) from where it stood, so that no agent
+            # that saw it there sees it after; from the middle of a smaller map no cell is that far
+            yield (
+                f"relocate_at: on a {size} x {size} map ({inside} x {inside} inside) with view {k}, the prey cannot "
+                f"move {k} cells from every cell it may stand on, so some agent that saw it could see it still: "
+                f"needs a map of at least {2 * k + 2} (grid) or a smaller view"
+            )
 
     def agent_steps(self, params: dict[str, Any], n: int) -> int:
         return n * (params["rounds"] + 1)

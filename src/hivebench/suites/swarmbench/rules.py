@@ -106,6 +106,7 @@ class Pursuit(Rules):
         self.pushable = np.full(len(levels), settings["prey_pushable"] == "first")
         self._place(np.ones(len(levels), dtype=bool))
         self.path: list[np.ndarray] = []  # the prey's cell at each state
+        self.moved: np.ndarray | None = None  # per episode, how far the relocation moved its prey (Chebyshev)
 
     def track(self) -> None:
         self.path.append(self.prey.copy())
@@ -179,6 +180,7 @@ class Pursuit(Rules):
         where it stood, ties drawn from the prey's stream (the intervention): the prey stops being
         where anyone saw it."""
         w, m = self.worlds, self.worlds.margin
+        stood = self.prey.copy()
         w.grid[np.arange(len(self.prey)), self.prey[:, 0] + m, self.prey[:, 1] + m] = physics.EMPTY
         danger = self._danger()
         for s in range(len(self.prey)):
@@ -192,11 +194,15 @@ class Pursuit(Rules):
             safest = np.flatnonzero(level == level.min())
             self.prey[s] = np.unravel_index(safest[self.draws[s].integers(len(safest))], level.shape)
             self.pushable[s] = False
+        self.moved = np.abs(self.prey - stood).max(axis=1)
         self._place(np.ones(len(self.prey), dtype=bool))
 
     def summary(self) -> dict[str, list]:
         path = np.stack(self.path, axis=1)  # (episodes, states, 2)
-        return {"captures": self.score.astype(int).tolist(), "prey_path": path.tolist()}
+        out = {"captures": self.score.astype(int).tolist(), "prey_path": path.tolist()}
+        if self.moved is not None:
+            out["relocation_distance"] = self.moved.astype(int).tolist()
+        return out
 
 
 class Synchronization(Rules):
