@@ -54,12 +54,23 @@ from hivebench.waggle.runtime.records import (
 )
 from hivebench.waggle.runtime.view import budget_bin, local_view
 
-# The telemetry every episode's summary holds: the formal system's (the paper's Table 11 counters among
-# them) and the round's
-COUNTERS = (
-    *FORMAL_COUNTERS,
+# The paper's Table 11 counters, in its order (the formal system counts them, and the round what it kept)
+TABLE_11 = (
+    "candidate_writes",
     "writes_kept",
+    "deposit_candidates",
+    "spatial_repeats_blocked",
+    "refreshes",
     "challenges",
+    "unverified_challenge_candidates",
+    "unverified_challenges_blocked",
+    "relay_candidates_route_active",
+    "relays_silenced",
+)
+# The telemetry every episode's summary holds: Table 11's, the formal system's other counts, the round's
+COUNTERS = (
+    *TABLE_11,
+    *(name for name in FORMAL_COUNTERS if name not in TABLE_11),
     "verified_challenges",
     "commits",
     "reopenings",
