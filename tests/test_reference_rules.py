@@ -50,6 +50,7 @@ def test_compat_reference_takes_every_reference_value_and_hivebench_cells_keep_t
         "prey_compares": "left_cell",
         "prey_respawn": "sampled",
         "prey_pushable": "first",
+        "level_draws": "reference",
     }  # the Flocking and Foraging settings cannot act on Pursuit: not stored
     assert HOOKS.resolve({"task": "flocking", "compat": "reference"}, None) == {
         "task": "flocking",
@@ -57,9 +58,21 @@ def test_compat_reference_takes_every_reference_value_and_hivebench_cells_keep_t
         "message_cut": "ellipsis",
         "flocking_distance": "paired_shifts",
         "flocking_level": "fixed",
+        "level_draws": "reference",
     }
     with pytest.raises(TaskParamError, match=r"only Foraging has this rule \(task: pursuit\)"):
         HOOKS.resolve({**base, "foraging_maze": "reference"}, None)  # given, it could not act: refused
+    # the reference's levels are its own: its maze, its Flocking seed
+    cases = [
+        ("foraging", "foraging_maze", "reference", "serpentine"),
+        ("flocking", "flocking_level", "fixed", "seeded"),
+    ]
+    for task, key, needed, ours in cases:
+        params = HOOKS.resolve({"task": task, "view": 5, "level_draws": "reference"}, None)
+        assert list(HOOKS.problems(params)) == [
+            f"{key}: level_draws: reference plays the reference's own {task} levels, whose {key} is {needed} "
+            f"(set {key}: {needed}, or compat: reference), not {ours}"
+        ]
     assert swarmbench.behaviour(reference) == "reference"
     assert swarmbench.behaviour({**base, "to_sender": True}) == "to_sender: True"
     assert swarmbench.behaviour(HOOKS.resolve(dict(base), None)) == "hivebench"

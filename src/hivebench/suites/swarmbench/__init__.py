@@ -72,6 +72,14 @@ DIFFERENCES = (
         "`fixed` plays the level of cell seed 42, hivebench's generator's, not the reference's",
     ),
     Difference(
+        "level_draws",
+        "hivebench",
+        "reference",
+        "each level is the reference's own for the seed: its generator's draws from Python's "
+        "random.Random(seed) in its order (Flocking's from Random(42)), so a seed is the reference's map, "
+        "agents and objects; hivebench draws each level from the cell seed's own stream",
+    ),
+    Difference(
         "foraging_maze",
         "serpentine",
         "reference",
@@ -132,6 +140,16 @@ class SwarmHooks(TaskHooks):
         return compat.resolve(params, DIFFERENCES, acting(params), partial(idle_rule, params["task"]))
 
     def problems(self, params: dict[str, Any]) -> Iterator[str]:
+        values = compat.settings(params, DIFFERENCES)
+        if values["level_draws"] == "reference":
+            # the reference's generator draws its own maze and plays seed 42's Flocking level
+            own = {"foraging": ("foraging_maze", "reference"), "flocking": ("flocking_level", "fixed")}
+            key, needed = own.get(params["task"], (None, None))
+            if key is not None and values[key] != needed:
+                yield (
+                    f"{key}: level_draws: reference plays the reference's own {params['task']} levels, whose "
+                    f"{key} is {needed} (set {key}: {needed}, or compat: reference), not {values[key]}"
+                )
         k = params["view"]
         if k < 3 or k % 2 == 0:
             yield f"view: the view is k x k cells around the agent, k odd and at least 3; got {k}"

@@ -18,12 +18,17 @@ code does something its description does not:
 - Transport: one of the reference's 8 box shapes (13 cells: a 3 x 3 body and a 4-cell bar lying in
   the wall), in a corner; the wall under the bar is the gap. The bar is one cell off the body, so the
   box must first be pushed one cell along the wall, then out.
+
+Those are hivebench's draws, from the cell seed's stream: a level from the reference's distribution.
+`level_draws: reference` plays the reference's own level for the seed instead, its generator's draws
+from Python's random.Random(seed) reproduced draw for draw (`reference_level`, below).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from random import Random
 from typing import Any
 
 import numpy as np
@@ -123,8 +128,11 @@ def relabelled(level: Level, sigma: np.ndarray) -> Level:
 
 
 def played_level(task: str, n: int, seed: int, size: int, settings: Mapping[str, Any]) -> Level:
-    """The level an episode of the cell seed plays under the suite's settings (`compat.settings`):
-    Flocking's fixed level, Foraging's maze."""
+    """The level an episode of the cell seed plays under the suite's settings (`compat.settings`): the
+    reference's own (`level_draws: reference`), or hivebench's with Flocking's fixed level and
+    Foraging's maze as set."""
+    if settings["level_draws"] == "reference":
+        return reference_level(task, n, seed, size)
     fixed = task == "flocking" and settings["flocking_level"] == "fixed"
     return level(task, n, FIXED_SEED if fixed else seed, size, maze=settings["foraging_maze"])
 
@@ -168,3 +176,94 @@ def reference_foraging(rng: np.random.Generator, terrain: np.ndarray, n: int) ->
     if rng.random() < 0.5:  # walls across the columns instead
         terrain = terrain.T.copy()
     return Level(terrain, spread(rng, terrain == FLOOR, n))
+
+
+# The reference's own draws ---------------------------------------------------------------------------
+#
+# SwarmBench's levels as the reference draws them (`level_draws: reference`): the reference's
+# generator (RUC-GSAI/YuLan-SwarmIntell, `swarmbench/task.py`, each task's `reset`) draw for draw, so
+# that a seed is the reference's map, agents and objects, not only a level from the same distribution.
+#
+# Every task of the reference draws from its own `random.Random(seed)` (Flocking's constructor drops the
+# seed: Random(42) for every episode), in this order:
+#
+# - `spread` (every task): agent by agent, a column then a row, each `randint(lo, hi)` (both ends in),
+#   drawn again until the cell is free ('.' on the grid: no wall, object or earlier agent);
+# - Pursuit: the prey's row `randint(H // 2 + 1, H - 2)` and column `randint(W // 2 + 1, W - 2)`, then
+#   the agents' columns in 1 .. max(H // 2, 5) and rows in 1 .. max(W // 2, 5) (the reference's swap);
+# - Synchronization: each agent's light `bool(randint(0, 1))`, in agent order, then the agents;
+# - Foraging: the food's row and column `choice([1, H - 3])`, `choice([1, W - 3])` (the nest in the
+#   opposite corner), then `randint(0, 1)`: 0 puts walls every 4 rows, the even ones from the left edge
+#   to `-W // 3 + 1` (an operator-precedence slip), the odd ones from `W // 3` on, and an odd wall count
+#   puts food and nest in column 1; 1 does the same across the columns (in row 1); then the agents;
+# - Transport: one of the 8 box templates `choice(boxes)` (BOXES, in the reference's order), its gap
+#   cut in the wall, then the agents;
+# - Flocking: the agents.
+#
+# `tests/test_swarmbench_reference_levels.py` checks every task's levels for seeds 0-99 on four map
+# settings against what the reference's own code drew (`scripts/record_reference_levels.py`).
+
+
+def reference_spread(rng: Random, taken: np.ndarray, n: int, columns: int, rows: int) -> np.ndarray:
+    """(n, 2) the agents' cells as the reference's `spread(env, 1, columns, 1, rows, rng)` draws them:
+    `taken` (size, size) is True where the grid is not '.', and becomes True under each agent."""
+    cells = []
+    for _ in range(n):
+        while True:
+            col, row = rng.randint(1, columns), rng.randint(1, rows)
+            if not taken[row, col]:
+                taken[row, col] = True
+                cells.append((row, col))
+                break
+    return np.array(cells, dtype=np.int64).reshape(n, 2)
+
+
+def reference_level(task: str, n: int, seed: int, size: int) -> Level:
+    """The reference's level of `task` for n agents on a size x size map, for this seed."""
+    rng = Random(FIXED_SEED if task == "flocking" else seed)  # its Flocking(seed) drops the seed
+    terrain = walled(size)
+    inner = size - 2
+    if task == "pursuit":
+        prey = (rng.randint(size // 2 + 1, size - 2), rng.randint(size // 2 + 1, size - 2))
+        taken = terrain != FLOOR
+        taken[prey] = True
+        agents = reference_spread(rng, taken, n, max(size // 2, 5), max(size // 2, 5))
+        return Level(terrain, agents, prey=prey)
+    if task == "synchronization":
+        lights = np.array([bool(rng.randint(0, 1)) for _ in range(n)])
+        return Level(terrain, reference_spread(rng, terrain != FLOOR, n, inner, inner), lights=lights)
+    if task == "foraging":
+        terrain = reference_foraging_terrain(rng, size)
+        return Level(terrain, reference_spread(rng, terrain != FLOOR, n, inner, inner))
+    if task == "flocking":
+        return Level(terrain, reference_spread(rng, terrain != FLOOR, n, inner, inner))
+    if task == "transport":
+        box = box_cells(rng.randrange(8), size)  # choice(boxes): one draw below 8
+        terrain[box[:, 0], box[:, 1]] = FLOOR  # the gap: the wall under the bar
+        taken = terrain != FLOOR
+        taken[box[:, 0], box[:, 1]] = True
+        return Level(terrain, reference_spread(rng, taken, n, inner, inner), box=box)
+    raise ValueError(f"unknown SwarmBench task {task!r}")
+
+
+def reference_foraging_terrain(rng: Random, size: int) -> np.ndarray:
+    """The reference's Foraging maze, food and nest (`Foraging.reset`, before its agents)."""
+    terrain = walled(size)
+    food = [rng.choice([1, size - 3]), rng.choice([1, size - 3])]
+    nest = [size - 3 if food[0] == 1 else 1, size - 3 if food[1] == 1 else 1]
+    across_rows = rng.randint(0, 1) == 0
+    walls = list(range(BAND, size - BAND, BAND))
+    odd = len(walls) % 2 == 1
+    if across_rows and odd:
+        food[1] = nest[1] = 1
+    if not across_rows and odd:
+        food[0] = nest[0] = 1
+    for i, line in enumerate(walls):
+        span = slice(None, -size // 3 + 1) if i % 2 == 0 else slice(size // 3, None)
+        if across_rows:
+            terrain[line, span] = WALL
+        else:
+            terrain[span, line] = WALL
+    terrain[nest[0] : nest[0] + 2, nest[1] : nest[1] + 2] = NEST
+    terrain[food[0] : food[0] + 2, food[1] : food[1] + 2] = FOOD
+    return terrain
