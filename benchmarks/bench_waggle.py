@@ -11,10 +11,11 @@ Usage: python benchmarks/bench_waggle.py [--n N] [--block B] [--seconds S]
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from bench_episodes import rate  # benchmarks/ is the script's folder: its first import path
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play_block
 
@@ -25,7 +26,7 @@ SUITES = {
         "distributed",
     ),
 }
-CONTROLS = ("nocomm", "nativemsg", "fixedswarm")
+CONTROLS = ("nocomm", "nativemsg", "fixedswarm", "scripted_controller")
 
 
 def cells(task: dict, kind: str, n: int, seeds: list[int]) -> list[dict]:
@@ -34,7 +35,7 @@ def cells(task: dict, kind: str, n: int, seeds: list[int]) -> list[dict]:
         "methods": {"m": {"kind": kind}},
         "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [n], "seeds": seeds}},
     }
-    return list(expand_blocks(validate(config, "bench.yaml"), "bench.yaml")["s"][0].cells())
+    return list(all_blocks(validate(config, "bench.yaml"), Path("."))["s"][0].cells())
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
     args = parser.parse_args()
     print(f"N = {args.n}, blocks of {args.block} seeds")
-    print(f"{'suite':26s} {'method':12s} {'agent-steps/s':>14s} {'vs baseline':>12s}")
+    print(f"{'suite':26s} {'method':20s} {'agent-steps/s':>14s} {'vs baseline':>12s}")
     for suite, (task, baseline_kind) in SUITES.items():
         rounds = task["rounds"] + 1
         baseline = None
@@ -56,7 +57,7 @@ def main() -> None:
 
             steps = rate(block, args.seconds) * args.block * args.n * rounds
             baseline = baseline or steps
-            print(f"{suite:26s} {kind:12s} {steps:14,.0f} {steps / baseline:11.2f}x")
+            print(f"{suite:26s} {kind:20s} {steps:14,.0f} {steps / baseline:11.2f}x")
 
 
 if __name__ == "__main__":

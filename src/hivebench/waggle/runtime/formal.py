@@ -264,11 +264,19 @@ class Formal:
             return ok
         incident = context.incident
         source = cap.sources(incident.traces)
-        for i in rows.tolist():
-            mine = source & (incident.receiver == agent[i]) & (incident.traces[:, CLAIM] == trace[i, CLAIM])
-            held = incident.traces[mine]
-            below = (trace[i, CAPPED] <= held[:, CAPPED] - cap.step).all(axis=1)
-            ok[i] = bool((below & (trace[i, CONFLICT] <= held[:, CONFLICT])).any())
+        held = keys(incident.receiver[source], incident.traces[source, CLAIM])
+        order = np.argsort(held, kind="stable")
+        held, traces = held[order], incident.traces[source][order]
+        key = keys(agent[rows], trace[rows, CLAIM])
+        start, stop = np.searchsorted(held, key), np.searchsorted(held, key, side="right")
+        counts = stop - start
+        candidate = np.repeat(np.arange(len(rows)), counts)  # each (candidate, source of its claim) pair
+        at = np.repeat(start - np.cumsum(np.r_[0, counts[:-1]]), counts) + np.arange(counts.sum())
+        relays, sources = trace[rows][candidate], traces[at]
+        fits = (relays[:, CAPPED] <= sources[:, CAPPED] - cap.step).all(axis=1) & (
+            relays[:, CONFLICT] <= sources[:, CONFLICT]
+        )
+        ok[rows] = np.bincount(candidate, weights=fits, minlength=len(rows)) > 0
         return ok
 
     def commitment(self, context: Any, decisions: Decisions) -> None:
