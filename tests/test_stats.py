@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from hivebench.anchors import AnchorError, load_anchors, normalise
+from hivebench.anchors import AnchorError, load_anchors, mismatch, normalise
 from hivebench.contrasts import paired_contrast
 from hivebench.scores import score_table
 from hivebench.stats import (
@@ -110,11 +110,26 @@ def test_pairing_narrows_the_interval_when_methods_share_seed_effects():
     assert paired["hi"] - paired["lo"] < 0.5 * (unpaired_hi - unpaired_lo)
 
 
+def test_anchors_normalise_only_scores_under_the_rules_they_were_measured_under(tmp_path):
+    from conftest import REPO
+
+    anchors = load_anchors(REPO / "config/anchors.yaml")
+    assert anchors.rules == {"swarmbench": "reference"}  # the paper's, on the released SwarmBench
+    assert np.isnan(normalise(100.0, "swarmbench", "synchronization", anchors))  # hivebench's rules: not 100 / 6.4
+    assert normalise(12.8, "swarmbench", "synchronization", anchors, "reference") == pytest.approx(2.0)
+    assert mismatch(anchors, "swarmbench", "hivebench") == "not normalised: rules hivebench, the anchors' reference"
+    (tmp_path / "a.yaml").write_text("swarmbench: {rules: '', pursuit: {8: {value: 6.2, provenance: x}}}")
+    with pytest.raises(ValueError, match="swarmbench.rules: must name the rules the anchors were measured under"):
+        load_anchors(tmp_path / "a.yaml")
+    (tmp_path / "a.yaml").write_text("swarmbench: {pursuit: {8: {value: 6.2, provenance: x}}}")
+    assert normalise(6.2, "swarmbench", "pursuit", load_anchors(tmp_path / "a.yaml")) == 1.0  # no rules stated
+
+
 def test_a_missing_anchor_is_an_error_not_one(tmp_path):
     from conftest import REPO
 
     anchors = load_anchors(REPO / "config/anchors.yaml")
-    assert normalise(12.4, "swarmbench", "pursuit", anchors) == pytest.approx(2.0)
+    assert normalise(12.4, "swarmbench", "pursuit", anchors, "reference") == pytest.approx(2.0)
     value, frozen_at, provenance = anchors[("swarmbench", "foraging")]
     assert (value, frozen_at) == (3.80, 8) and "Table 18" in provenance
     with pytest.raises(AnchorError, match="no anchor for swarmbench/flocking"):
@@ -141,10 +156,15 @@ def test_an_anchor_frozen_at_one_population_normalises_every_population():
             "method": "m",
             "population": [8, 8, 64, 64],
             "score": [6.2, 6.2, 12.4, 12.4],
+            "compat": "reference",  # the rules the anchors were measured under
         }
     )
     table = score_table(episodes, 200, 0.95, 0, load_anchors(REPO / "config/anchors.yaml"))
     assert table.set_index("population")["normalised_mean"].to_dict() == pytest.approx({8: 1.0, 64: 2.0})
+    assert (table["normalisation"] == "").all()
+    hivebench = score_table(episodes.drop(columns="compat"), 200, 0.95, 0, load_anchors(REPO / "config/anchors.yaml"))
+    assert hivebench["normalised_mean"].isna().all()
+    assert (hivebench["normalisation"] == "not normalised: rules hivebench, the anchors' reference").all()
     flocking = score_table(episodes.assign(swarm_task="flocking"), 200, 0.95, 0, {})
     assert flocking["normalised_mean"].isna().all()  # not in the aggregate: no anchor needed, none given
 

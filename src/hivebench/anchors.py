@@ -16,11 +16,14 @@ from hivebench.config import ConfigError, read_yaml
 class Anchors(dict[tuple[str, str], tuple[float, int, str]]):
     """(suite, task) -> (anchor value, the population it was frozen at, provenance): an anchor is frozen
     at one population and applies at every population, so a task's normalised score stays comparable
-    as N grows. `source`: the file they were read from."""
+    as N grows. `source`: the file they were read from; `rules`: per suite, the rules its anchors were
+    measured under (a report's rules label: "reference", "hivebench", or the settings), where the
+    file says."""
 
     def __init__(self, source: str):
         super().__init__()
         self.source = source
+        self.rules: dict[str, str] = {}
 
 
 class AnchorError(KeyError):
@@ -46,7 +49,18 @@ def load_anchors(path: str | Path) -> Anchors:
         if not isinstance(tasks, dict):
             problems.append(f"{suite}: must map task names to populations")
             continue
+        if RULES in tasks:
+            rules = tasks[RULES]
+            if isinstance(rules, str) and rules.strip():
+                anchors.rules[str(suite)] = rules
+            else:
+                problems.append(
+                    f"{suite}.{RULES}: must name the rules the anchors were measured under (reference, hivebench, "
+                    "or the settings as a report labels them)"
+                )
         for task, populations in tasks.items():
+            if task == RULES:
+                continue
             if not isinstance(populations, dict):
                 problems.append(f"{suite}.{task}: must map populations to {{value, provenance}}")
                 continue
@@ -76,6 +90,7 @@ def load_anchors(path: str | Path) -> Anchors:
 
 
 PUBLISHED = "published"  # the key of published tables, shown beside hivebench's own
+RULES = "rules"  # a suite's key: the rules its anchors were measured under
 
 
 def _published_problems(published: object) -> Iterator[str]:
@@ -134,12 +149,33 @@ def _positive_number(value: object) -> bool:
     return (isinstance(value, int) or math.isfinite(value)) and value > 0
 
 
-def normalise(raw: float, suite: str, task: str, anchors: dict[tuple[str, str], tuple[float, int, str]]) -> float:
-    """A raw score divided by its task's frozen anchor, at any population; a missing anchor is an
-    error naming the file (Anchors.source), never a silent 1.0."""
+def normalise(
+    raw: float,
+    suite: str,
+    task: str,
+    anchors: dict[tuple[str, str], tuple[float, int, str]],
+    rules: str = "hivebench",
+) -> float:
+    """A raw score divided by its task's frozen anchor, at any population, where the score's `rules`
+    are those the anchors were measured under (NaN where they differ: not like for like); a missing
+    anchor is an error naming the file (Anchors.source), never a silent 1.0."""
     try:
         value, _, _ = anchors[(suite, task)]
     except KeyError:
         source = getattr(anchors, "source", "the anchors file")  # a plain dict: no file read
         raise AnchorError(f"no anchor for {suite}/{task} in {source}") from None
-    return raw / value
+    return raw / value if comparable(anchors, suite, rules) else math.nan
+
+
+def comparable(anchors: dict[tuple[str, str], tuple[float, int, str]], suite: str, rules: str) -> bool:
+    """Whether scores under `rules` may be divided by the suite's anchors: the file states no rules
+    for the suite, or the same."""
+    stated = getattr(anchors, "rules", {}).get(suite)
+    return stated is None or stated == rules
+
+
+def mismatch(anchors: dict[tuple[str, str], tuple[float, int, str]], suite: str, rules: str) -> str:
+    """Why scores under `rules` are not normalised ("" where they are)."""
+    if comparable(anchors, suite, rules):
+        return ""
+    return f"not normalised: rules {rules}, the anchors' {anchors.rules[suite]}"  # type: ignore[attr-defined]

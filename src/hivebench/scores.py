@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hivebench.anchors import Anchors, normalise
+from hivebench.anchors import Anchors, mismatch, normalise
 from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
 from hivebench.replicated import POOLED, episode_ci, has_replicates, replicate_labels
+from hivebench.report.layout import rules_of
 from hivebench.stats import Interval, mean_ci
 from hivebench.suite import Metric
 
@@ -72,6 +73,8 @@ def _row(
     declared = SUITE_OBJECTS[suite]
     anchored = str(group[declared.anchor_column].iloc[0])  # the task as the anchors file names it
     if metric.normalised_by_anchor and (declared.anchored is None or anchored in declared.anchored):
+        rules = str(rules_of(group).iloc[0])  # a config task is one set of rules
         for key in ("mean", "lo", "hi"):  # at every population, by the anchor frozen at one
-            row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors)
+            row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors, rules)
+        row["normalisation"] = mismatch(anchors, suite, rules)
     return row

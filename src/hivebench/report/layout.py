@@ -44,3 +44,16 @@ def filled(frame: pd.DataFrame) -> pd.DataFrame:
 def layout_html(wide: pd.DataFrame) -> str:
     """A paper-layout table: the column groups over their methods, the rows' names first."""
     return wide.to_html(escape=True, border=0, classes="data paper", na_rep="")
+
+
+def rules_of(episodes: pd.DataFrame) -> pd.Series:
+    """Each episode's rules (`compat` in its summary: the reference's, or the reference's settings it
+    uses; hivebench's where the summary has none), so a report never pools two rules in one row."""
+    if "compat" not in episodes:
+        return pd.Series("hivebench", index=episodes.index)
+    return episodes["compat"].fillna("hivebench")
+
+
+def ruled(label: str, rules: str) -> str:
+    """A row's label with its rules added where they are not hivebench's ("pursuit (reference)")."""
+    return label if rules == "hivebench" else f"{label} ({rules})"

@@ -57,19 +57,6 @@ CONTRAST_LINKS = [
 ]
 
 
-def rules_of(episodes: pd.DataFrame) -> pd.Series:
-    """Each episode's rules (`compat` in its summary: the reference's, or the reference's settings it
-    uses; hivebench's where the summary has none), so a report never pools two rules in one row."""
-    if "compat" not in episodes:
-        return pd.Series("hivebench", index=episodes.index)
-    return episodes["compat"].fillna("hivebench")
-
-
-def ruled(label: str, rules: str) -> str:
-    """A row's label with its rules added where they are not hivebench's ("pursuit (reference)")."""
-    return label if rules == "hivebench" else f"{label} ({rules})"
-
-
 def write_tables(frame: pd.DataFrame, out: Path, stem: str) -> None:
     """`stem`.csv (full precision), .md and .tex (two decimals, LaTeX-escaped)."""
     frame.to_csv(out / f"{stem}.csv", index=False, float_format="%.6g")

@@ -10,8 +10,8 @@ import pandas as pd
 
 from hivebench.replicated import episode_ci
 from hivebench.report import Section
-from hivebench.report.layout import interval_text, layout_html, paper_layout
-from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
+from hivebench.report.layout import interval_text, layout_html, paper_layout, ruled, rules_of
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
 
 KEYS = ["problem", "compat", "family", "population", "method"]
 HEADLINE_KEYS = ["problem", "compat", "population", "method"]

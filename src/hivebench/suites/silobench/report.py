@@ -15,8 +15,8 @@ import pandas as pd
 
 from hivebench.replicated import episode_bootstrap
 from hivebench.report import Section
-from hivebench.report.layout import layout_html, paper_layout
-from hivebench.report.page import file_links, html_table, rules_of, save_chart, write_tables
+from hivebench.report.layout import layout_html, paper_layout, rules_of
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.suites.silobench.catalogue import LEVELS
 from hivebench.suites.silobench.delivered import delivered_per_agent

@@ -13,12 +13,12 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from hivebench.anchors import Anchors
+from hivebench.anchors import Anchors, comparable
 from hivebench.paths import cell_path_of
 from hivebench.replicated import episode_bootstrap, episode_ci
 from hivebench.report import Section
-from hivebench.report.layout import interval_text, layout_html, paper_layout
-from hivebench.report.page import file_links, html_table, ruled, rules_of, save_chart, write_tables
+from hivebench.report.layout import interval_text, layout_html, paper_layout, ruled, rules_of
+from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.store import CELL_KEY
 from hivebench.suites.swarmbench import AGGREGATE, frame_picks
@@ -43,6 +43,7 @@ def summary_table(
             "score_hi": ci.hi,
         }
         anchor = anchors.get(("swarmbench", task), (np.nan,))[0] if task in AGGREGATE else np.nan
+        anchor = anchor if comparable(anchors, "swarmbench", rules) else np.nan  # not like for like
         row.update(
             {"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor}
         )
@@ -64,7 +65,7 @@ def aggregate_table(
     mine = episodes[episodes["swarm_task"].isin(AGGREGATE)].assign(compat=rules_of(episodes))
     for (rules, n, method), group in mine.groupby(["compat", "population", "method"], sort=False):
         method = ruled(method, rules)
-        if set(group["swarm_task"]) != set(AGGREGATE):
+        if set(group["swarm_task"]) != set(AGGREGATE) or not comparable(anchors, "swarmbench", rules):
             continue
         anchor = group["swarm_task"].map(lambda t: anchors[("swarmbench", t)][0])
         estimate, distribution = episode_bootstrap(
@@ -170,6 +171,8 @@ def render(section: Section) -> str:
         for t in AGGREGATE
         if ("swarmbench", t) in anchors
     )
+    stated = getattr(anchors, "rules", {}).get("swarmbench")
+    measured = f" They were measured under the {stated} rules: a score under others is not normalised." * bool(stated)
     if len(aggregate):
         shown_aggregate = aggregate.assign(
             normalised=[
@@ -179,8 +182,8 @@ def render(section: Section) -> str:
         aggregate_html = html_table(shown_aggregate[["n", "method", "normalised", "episodes"]])
     else:
         aggregate_html = (
-            "<p>No aggregate: no method ran Pursuit, Foraging and Synchronization at one N, "
-            "or an anchor is missing.</p>"
+            "<p>No aggregate: no method ran Pursuit, Foraging and Synchronization at one N under the anchors' "
+            "rules, or an anchor is missing.</p>"
         )
     links = [
         ("swarmbench.csv", "swarmbench.csv"),
@@ -194,7 +197,7 @@ bootstrap interval over seeds, as the paper lays it out (tasks as rows, the meth
 {layout_html(headline)}
 <details><summary>Every task, N and method with its normalised score ({len(shown)} rows)</summary>
 <p>The score over the task's frozen anchor for Pursuit, Foraging and Synchronization
-({html.escape(anchored) or "none in the anchors file"}), applied at every N.</p>
+({html.escape(anchored) or "none in the anchors file"}), applied at every N.{html.escape(measured)}</p>
 {html_table(shown)}
 </details>
 <h3>Waggle aggregate</h3>

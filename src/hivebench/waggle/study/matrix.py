@@ -22,6 +22,7 @@ from hivebench.anchors import Anchors, normalise
 from hivebench.contrasts import paired_contrast
 from hivebench.replicated import replicate_design, replicate_labels
 from hivebench.report import MATRIX_TABLES, Section
+from hivebench.report.layout import rules_of
 from hivebench.report.page import optional_table, table_links, write_tables
 from hivebench.stats import hierarchical_bootstrap, percentile_interval
 from hivebench.suites.silobench.delivered import delivered_per_agent
@@ -80,8 +81,10 @@ def measures(episodes: pd.DataFrame, anchors: Anchors) -> pd.DataFrame:
             parts.append(silo.assign(measure="delivered per agent", unit=silo["silo_task"], value=delivered))
     if "swarm_task" in frame:
         swarm = frame[(frame["suite"] == "swarmbench") & frame["swarm_task"].isin(AGGREGATED)]
-        normalised = [normalise(s, "swarmbench", t, anchors) for s, t in zip(swarm["score"], swarm["swarm_task"])]
-        parts.append(swarm.assign(measure="Pursuit/Foraging normalised", unit=swarm["swarm_task"], value=normalised))
+        cells = zip(swarm["score"], swarm["swarm_task"], rules_of(swarm))
+        normalised = [normalise(score, "swarmbench", task, anchors, rules) for score, task, rules in cells]
+        swarm = swarm.assign(measure="Pursuit/Foraging normalised", unit=swarm["swarm_task"], value=normalised)
+        parts.append(swarm[swarm["value"].notna()])  # only where the rules are the anchors
     columns = ["method", "replicate", "measure", "unit", "seed", "population", "rounds", "value"]
     if not parts:
         return pd.DataFrame(columns=columns)
