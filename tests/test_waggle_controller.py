@@ -347,6 +347,8 @@ def test_a_scripted_controller_through_snakemake_reports_its_ladder_beside_the_p
     ladder = pd.read_csv(tmp_path / "reports/w/waggle/ladder.csv").set_index("method")
     ours, paper = ladder.loc["scripted"], ladder.loc["Waggle (paper)"]
     assert (ours["first decodes"], ours.executable, ours.repaired, ours.projected) == (8, 7, 1, 0)
+    assert ours["counts"] == "1 cell (1 task x N = 4), 1 replicate, 1 episode"  # what the row counts
+    assert "72 Waggle cells in the core matrix" in paper["counts"]
     assert (paper["first decodes"], paper.executable, paper.normalised, paper.repaired, paper.projected) == (
         85344,
         85129,

@@ -187,6 +187,7 @@ def test_smollm2_in_a_learned_arms_slot_fills_our_own_ladder_row_beside_the_pape
     ladder = table(tmp_path, "waggle-swarmbench", "waggle/ladder.csv").set_index("method")
     # every agent's every round of every seed and replicate is one first decode: 4 x 1 x 2 x 2
     assert ladder.loc["waggle", "first decodes"] == 16 and ladder.loc["waggle", "suite"] == "swarmbench"
+    assert ladder.loc["waggle", "counts"].endswith("2 replicates, 4 episodes")
     assert ladder.loc["Waggle (paper)", "first decodes"] == 85344
     episodes = pd.read_parquet(tmp_path / "results/waggle-swarmbench/episodes.parquet")
     assert sorted(episodes[episodes["method"] == "waggle"]["replicate"]) == ["seed0", "seed0", "seed1", "seed1"]

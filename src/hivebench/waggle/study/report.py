@@ -12,7 +12,7 @@ from functools import partial
 import pandas as pd
 
 from hivebench.agents.waggle.ladder import RUNGS
-from hivebench.replicated import episode_ci
+from hivebench.replicated import episode_ci, replicate_labels
 from hivebench.report import WAGGLE_TABLES, Section
 from hivebench.report.page import html_table, optional_table, table_links, write_tables
 from hivebench.waggle.runtime.policy import COUNTERS
@@ -37,26 +37,51 @@ def on_runtime(episodes: pd.DataFrame) -> pd.DataFrame:
 
 
 def ladder_table(episodes: pd.DataFrame, published: dict) -> pd.DataFrame:
-    """Per controller and suite, where each first decode landed; the paper's counts as rows beside."""
+    """Per controller and suite, where each first decode landed, and what the row counts (its cells:
+    tasks x populations, its replicates, its episodes); the paper's counts as rows beside, with what
+    the paper says they count."""
     columns = [f"ladder_{rung}" for rung in RUNGS]
     if not set(columns) <= set(episodes):
-        ours = pd.DataFrame(columns=["method", "suite", *columns])
+        ours = pd.DataFrame(columns=["method", "suite", "counts", *columns])
     else:
-        ours = episodes[episodes["ladder_executable"].notna()]
-        ours = ours.groupby(["method", "suite"], sort=False)[columns].sum().reset_index()
+        played = episodes[episodes["ladder_executable"].notna()]
+        played = played.assign(replicate=replicate_labels(played))
+        groups = played.groupby(["method", "suite"], sort=False)
+        ours = groups[columns].sum().reset_index()
+        ours.insert(2, "counts", [_counts(group) for _, group in groups])
     ours = ours.rename(columns={f"ladder_{rung}": rung for rung in RUNGS})
     paper = published.get("ladder")
     if paper is not None:
         rows = [
-            {"method": label, "suite": group, **dict(zip(paper["columns"], values))}
+            {
+                "method": label,
+                "suite": group,
+                "counts": " ".join(paper["provenance"].split()),
+                **dict(zip(paper["columns"], values)),
+            }
             for label, groups in paper["rows"].items()
             for group, values in groups.items()
         ]
-        ours = pd.concat([ours, pd.DataFrame(rows)[["method", "suite", *RUNGS]]], ignore_index=True)
+        ours = pd.concat([ours, pd.DataFrame(rows)[["method", "suite", "counts", *RUNGS]]], ignore_index=True)
     ours[list(RUNGS)] = ours[list(RUNGS)].astype(int)
-    ours.insert(2, "first decodes", ours[list(RUNGS)].sum(axis=1))
+    ours.insert(3, "first decodes", ours[list(RUNGS)].sum(axis=1))
     ours["executable (%)"] = 100 * ours["executable"] / ours["first decodes"].where(ours["first decodes"] > 0)
     return ours
+
+
+def _counts(group: pd.DataFrame) -> str:
+    """What one controller's ladder row counts: its cells (task x population), replicates, episodes."""
+    cells, tasks = group.groupby(["task", "population"]).ngroups, group["task"].nunique()
+    replicates = max(group["replicate"].nunique(), 1)
+    populations = ", ".join(map(str, sorted(group["population"].unique())))
+    return (
+        f"{_many(cells, 'cell')} ({_many(tasks, 'task')} x N = {populations}), "
+        f"{_many(replicates, 'replicate')}, {_many(len(group), 'episode')}"
+    )
+
+
+def _many(count: int, thing: str) -> str:
+    return f"{count} {thing}{'s' * (count != 1)}"
 
 
 def mode_table(episodes: pd.DataFrame) -> pd.DataFrame:
