@@ -131,6 +131,7 @@ def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
         "waggle-anchor-swarmsys": True,
         "waggle-horizon": True,
         "waggle-agentsnet": True,
+        "waggle-intervention": True,  # Pursuit and Silo-Bench at two populations
     }
 
 
