@@ -138,9 +138,12 @@ def test_random_never_moves_the_box_and_the_heuristic_does(played):
 
 @pytest.mark.workflow
 def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_path):
-    tasks = {
-        t: {"kind": "swarmbench", "task": t, "rounds": 20}
-        for t in ("pursuit", "synchronization", "foraging", "transport")
+    tasks = {  # the aggregate's tasks on the rules the anchors were measured under (anchors.yaml: reference)
+        t: {"kind": "swarmbench", "task": t, "rounds": 20, "compat": "reference"}
+        for t in ("pursuit", "synchronization", "foraging")
+    }
+    tasks |= {
+        t: {"kind": "swarmbench", "task": t.removesuffix("-ours"), "rounds": 20} for t in ("transport", "pursuit-ours")
     }
     config = {
         "tasks": tasks,
@@ -156,6 +159,9 @@ def test_a_swarmbench_study_reports_scores_the_aggregate_and_episode_frames(tmp_
     anchored = scores[scores["task"].isin(["pursuit", "synchronization", "foraging"])]
     assert anchored["normalised_mean"].notna().all()  # at N = 16 too: the N = 8 anchor applies
     assert scores[scores["task"] == "transport"]["normalised_mean"].isna().all()
+    ours = scores[scores["task"] == "pursuit-ours"]  # hivebench's rules: not divided by the reference's anchor
+    assert ours["normalised_mean"].isna().all()
+    assert (ours["normalisation"] == "not normalised: rules hivebench, the anchors' reference").all()
     section = (tmp_path / "reports/sw/swarmbench/section.html").read_text()
     assert "Waggle aggregate" in section and section.count("<tr>") > 10
     assert (tmp_path / "reports/sw/swarmbench/swarmbench_episodes.png").stat().st_size > 10_000
