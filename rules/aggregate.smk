@@ -38,7 +38,8 @@ rule scores:
 
 rule contrasts:
     input:
-        EPISODES_TABLE,
+        episodes=EPISODES_TABLE,
+        anchors=ANCHORS,
     output:
         CONTRASTS_TABLE,
     params:
@@ -49,5 +50,6 @@ rule contrasts:
     log:
         "logs/contrasts/{study}.log",
     shell:
-        "hivebench contrasts --episodes {input:q} --spec {params.spec:q} --out {output:q}"
+        "hivebench contrasts --episodes {input.episodes:q} --anchors {input.anchors:q} --spec {params.spec:q}"
+        " --out {output:q}"
         " --resamples {params.resamples} --confidence {params.confidence} --bootstrap-seed {params.seed} > {log:q} 2>&1"

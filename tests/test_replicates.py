@@ -125,17 +125,17 @@ def test_replicates_are_paired_by_label_and_a_fixed_method_meets_every_replicate
     assert procedure(3, "task").startswith("hierarchical bootstrap, replicates resampled")
 
 
-def test_fixed_methods_are_resampled_within_benchmark_strata_by_default():
-    """The paper's fixed-controller procedure: task-seed units within benchmark (suite x population)
-    strata; `strata: task` resamples within each task's seeds."""
+def test_fixed_methods_are_resampled_within_their_tasks_by_default():
+    """Task-seed units resampled within each task of a benchmark at each population, the tasks weighing
+    alike (Table 18's task weights); `strata: suite` pools them within benchmark x population strata."""
     rng = np.random.default_rng(8)
     frame = pd.DataFrame(unit_rows("A", rng.normal(size=24)) + unit_rows("B", rng.normal(size=24)))
     default = contrast_table(frame, {"reference": "B"}, ["m"], 2000, 0.95, 0)
-    by_task = contrast_table(frame, {"reference": "B", "strata": "task"}, ["m"], 2000, 0.95, 0)
-    assert set(default["method"]) == {procedure(0, "suite")} and set(by_task["method"]) == {procedure(0, "task")}
+    pooled = contrast_table(frame, {"reference": "B", "strata": "suite"}, ["m"], 2000, 0.95, 0)
+    assert set(default["method"]) == {procedure(0, "task")} and set(pooled["method"]) == {procedure(0, "suite")}
     strata = {"suite": np.tile(np.repeat([4, 8], 6), 2), "task": np.repeat(np.arange(4), 6)}
     a, b = frame[frame.method == "A"]["m"].to_numpy(), frame[frame.method == "B"]["m"].to_numpy()
-    for table, key in ((default, "suite"), (by_task, "task")):
+    for table, key in ((pooled, "suite"), (default, "task")):
         _, distribution = stratified_bootstrap((a - b)[:, None], strata[key], None, 2000, 0)
         lo, hi = percentile_interval(distribution, 0.95)
         overall = table[table.population == "all"].iloc[0]

@@ -178,7 +178,7 @@ def test_silobenchs_headline_is_levels_by_n_with_the_papers_figures_where_the_st
 
     setting = {"method": "distributed", "compat": "hivebench", "protocol": "p2p", "topology": "regular3", "rounds": 9}
     cells = [
-        {**setting, "n": 8, "level": level, "success": 0.5, "success_lo": 0.25, "success_hi": 0.75}
+        {**setting, "n": 8, "level": level, "success": 0.5, "success_sd": 0.5, "success_lo": 0.25, "success_hi": 0.75}
         for level in ("I", "all")
     ]
     per_n = pd.DataFrame(cells)
@@ -196,6 +196,6 @@ def test_silobenchs_headline_is_levels_by_n_with_the_papers_figures_where_the_st
         ("all N", "Model (paper)"),
     ]  # the paper's N = 5 is not played: left to the full table
     assert wide.to_numpy().tolist() == [
-        ["50.0 [25.0, 75.0]", "40.0", "50.0 [25.0, 75.0]", "36.9"],
-        ["50.0 [25.0, 75.0]", "", "50.0 [25.0, 75.0]", "62.0"],
+        ["50.0 ± 50.0 [25.0, 75.0]", "40.0", "50.0 ± 50.0 [25.0, 75.0]", "36.9"],
+        ["50.0 ± 50.0 [25.0, 75.0]", "", "50.0 ± 50.0 [25.0, 75.0]", "62.0"],
     ]

@@ -10,6 +10,7 @@ from scipy import stats
 
 from hivebench.anchors import AnchorError, load_anchors, mismatch, normalise
 from hivebench.contrasts import paired_contrast
+from hivebench.registry import SUITE_OBJECTS
 from hivebench.scores import score_table
 from hivebench.stats import (
     bca_interval,
@@ -169,6 +170,37 @@ def test_an_anchor_frozen_at_one_population_normalises_every_population():
     assert flocking["normalised_mean"].isna().all()  # not in the aggregate: no anchor needed, none given
 
 
+def test_scores_and_the_swarmbench_table_give_each_mean_its_per_episode_sample_sd():
+    """The lower-scale anchor tables' "per-episode mean ± sample s.d. over the ten seeds", beside the
+    interval: scores.sd, and SwarmBench's score_sd and normalised_sd (the s.d. over the anchor)."""
+    from conftest import REPO
+
+    from hivebench.suites.swarmbench.report import summary_table
+
+    values = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0, 3.0, 7.0]  # ten seeds: mean 5, sample s.d. 2.108...
+    episodes = pd.DataFrame(
+        {
+            "suite": "swarmbench",
+            "task": "pursuit",
+            "swarm_task": "pursuit",
+            "method": "m",
+            "population": 8,
+            "seed": range(10),
+            "score": values,
+            "compat": "reference",
+        }
+    )
+    anchors = load_anchors(REPO / "config/anchors.yaml")
+    sd = float(np.sqrt(sum((v - 5.0) ** 2 for v in values) / 9))
+    scores = score_table(episodes, 200, 0.95, 0, anchors).iloc[0]
+    assert (scores["mean"], scores["sd"], scores["normalised_sd"]) == pytest.approx((5.0, sd, sd / 6.20))
+    assert scores["lo"] < 5.0 < scores["hi"]
+    section = summary_table(episodes, 200, 0.95, 0, anchors).iloc[0]
+    assert (section["score_sd"], section["normalised_sd"]) == pytest.approx((sd, sd / 6.20))
+    one = score_table(episodes.head(1), 200, 0.95, 0, anchors).iloc[0]
+    assert np.isnan(one["sd"])  # one episode has no sample s.d.
+
+
 def test_units_are_the_ones_that_ran_not_the_product_of_their_keys():
     # Two fixed graphs of different sizes: (t1, N=10) and (t2, N=20) exist, (t1, 20) and (t2, 10) do not.
     rows = [
@@ -233,7 +265,7 @@ def test_a_metric_of_one_suite_is_contrasted_over_that_suites_units_only():
         200,
         0.95,
         0,
-        reported_by={"proximity": ["loopbench"], "score": ["agentsnet"]},
+        SUITE_OBJECTS,
     )
     overall = table[table.population == "all"].set_index("metric")
     assert (overall.n_units == 6).all() and (overall.dropped_units == 0).all() and (overall.estimate == 1.0).all()
@@ -250,8 +282,86 @@ def test_a_metric_two_suites_report_under_one_name_is_contrasted_per_suite():
         for seed in range(6)
         for method, value in (("A", scale * (seed + 1)), ("B", 0.0))
     ]
-    table = contrast_table(
-        pd.DataFrame(rows), {"reference": "B"}, ["score"], 200, 0.95, 0, {"score": ["swarmbench", "agentsnet"]}
-    )
+    table = contrast_table(pd.DataFrame(rows), {"reference": "B"}, ["score"], 200, 0.95, 0, SUITE_OBJECTS)
     overall = table[table["population"] == "all"].set_index("metric")["estimate"]
-    assert overall.to_dict() == pytest.approx({"score (swarmbench)": 35.0, "score (agentsnet)": 0.35})
+    # SwarmBench's score is a per-task scale (anchor-normalised): its raw contrast is per task
+    assert overall.to_dict() == pytest.approx({"score (swarmbench: t)": 35.0, "score (agentsnet)": 0.35})
+
+
+SWARM_TASKS = {"pursuit": 6.0, "foraging": 2.0, "synchronization": 100.0, "flocking": 50.0, "transport": 4.0}
+
+
+def swarm_episodes(rules: str) -> pd.DataFrame:
+    """A and B on SwarmBench's five tasks at N = 8 and 16, six seeds: A leads B by the task's number
+    times (seed + 1) / 10 (so the tasks' raw differences are on their own scales)."""
+    rows = [
+        {
+            "suite": "swarmbench",
+            "task": task,
+            "swarm_task": task,
+            "compat": rules,
+            "population": n,
+            "seed": seed,
+            "method": method,
+            "score": lead * (seed + 1) / 10 if method == "A" else 0.0,
+        }
+        for task, lead in SWARM_TASKS.items()
+        for n in (8, 16)
+        for seed in range(6)
+        for method in ("A", "B")
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_swarmbench_is_contrasted_per_task_and_as_the_normalised_aggregate_of_the_anchored_three():
+    """Table 18: SwarmBench contributes 3 tasks x 5 seeds a population, each task score / its anchor and
+    an equal share; Flocking and Transport (no anchor) are contrasted on their own, never pooled raw."""
+    from hivebench.contrasts import contrast_table
+
+    anchors = load_anchors("config/anchors.yaml")
+    table = contrast_table(
+        swarm_episodes("reference"), {"reference": "B"}, ["score"], 500, 0.95, 0, SUITE_OBJECTS, anchors
+    )
+    at_16 = table[table["population"] == "16"].set_index("metric")
+    mean_lead = 3.5 / 10  # the mean of (seed + 1) / 10 over seeds 0-5
+    expected = {f"score (swarmbench: {task})": lead * mean_lead for task, lead in SWARM_TASKS.items()}
+    expected["score normalised (swarmbench)"] = mean_lead * (6.0 / 6.20 + 2.0 / 3.80 + 100.0 / 6.40) / 3
+    assert at_16["estimate"].to_dict() == pytest.approx(expected)
+    aggregate = at_16.loc["score normalised (swarmbench)"]
+    assert aggregate["n_units"] == 18 and aggregate["dropped_units"] == 0  # 3 tasks x 6 seeds, not 5 x 6
+
+
+def test_scores_under_other_rules_than_the_anchors_get_no_normalised_contrast():
+    from hivebench.contrasts import contrast_table
+
+    anchors = load_anchors("config/anchors.yaml")  # measured under the reference's rules
+    table = contrast_table(
+        swarm_episodes("hivebench"), {"reference": "B"}, ["score"], 200, 0.95, 0, SUITE_OBJECTS, anchors
+    )
+    assert set(table["metric"]) == {f"score (swarmbench: {task})" for task in SWARM_TASKS}
+
+
+def test_each_task_keeps_an_equal_share_of_its_suite_in_every_resample():
+    """Table 18's task weights: a task that lost units still weighs what the others weigh, and the
+    units are resampled within their task (the weights hold in every resample), not pooled."""
+    from hivebench.contrasts import contrast_table
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for task, shift, seeds in (("I-01", 1.0, 10), ("I-02", 5.0, 4)):  # I-02 played 4 seeds only
+        for seed in range(seeds):
+            noise = rng.normal(0, 1)
+            rows += [
+                {"suite": "silobench", "task": task, "population": 8, "seed": seed, "method": "A", "m": shift + noise},
+                {"suite": "silobench", "task": task, "population": 8, "seed": seed, "method": "B", "m": noise},
+            ]
+    frame = pd.DataFrame(rows)
+    weighted = contrast_table(frame, {"reference": "B"}, ["m"], 2000, 0.95, 0)
+    pooled = contrast_table(frame, {"reference": "B", "strata": "suite"}, ["m"], 2000, 0.95, 0)
+    at_8 = weighted[weighted["population"] == "8"].iloc[0]
+    assert at_8["estimate"] == pytest.approx((1.0 + 5.0) / 2)  # not (10 x 1 + 4 x 5) / 14
+    assert pooled[pooled["population"] == "8"].iloc[0]["estimate"] == pytest.approx((10 * 1.0 + 4 * 5.0) / 14)
+    # every difference is its task's shift: within tasks nothing varies, so a resample that keeps the
+    # task weights gives the same mean each time; pooling would let the tasks' shares vary
+    assert (at_8["lo"], at_8["hi"]) == pytest.approx((3.0, 3.0))
+    assert pooled[pooled["population"] == "8"].iloc[0]["hi"] - pooled[pooled["population"] == "8"].iloc[0]["lo"] > 0.5

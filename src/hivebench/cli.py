@@ -260,8 +260,9 @@ def cmd_scores(args: argparse.Namespace) -> int:
 def cmd_contrasts(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from hivebench.anchors import load_anchors
     from hivebench.contrasts import contrast_table
-    from hivebench.registry import SUITE_METRICS
+    from hivebench.registry import SUITE_METRICS, SUITE_OBJECTS
     from hivebench.store import write_table
 
     spec = json.loads(args.spec)
@@ -270,9 +271,9 @@ def cmd_contrasts(args: argparse.Namespace) -> int:
         dict.fromkeys(m.name for suite in pd.unique(episodes["suite"]) for m in SUITE_METRICS[suite] if m.paired)
     )
     try:
-        reported_by = {m: [s for s, ms in SUITE_METRICS.items() if m in {x.name for x in ms}] for m in metrics}
+        anchors = load_anchors(args.anchors)
         table = contrast_table(
-            episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed, reported_by
+            episodes, spec, metrics, args.resamples, args.confidence, args.bootstrap_seed, SUITE_OBJECTS, anchors
         )
     except ValueError as exc:
         print(f"hivebench contrasts: error: {exc}", file=sys.stderr)
@@ -526,7 +527,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("contrasts", help="paired method contrasts with stratified bootstrap intervals")
     with_bootstrap(p)
-    p.add_argument("--spec", required=True, help='JSON: {"reference": m} or {"pairs": [[a, b]]}, "metrics", "weights"')
+    p.add_argument(
+        "--spec", required=True, help='JSON: {"reference": m} or {"pairs": [[a, b]]}, "metrics", "weights", "strata"'
+    )
+    p.add_argument("--anchors", default=DEFAULT_ANCHORS, help="frozen anchors: the normalised aggregates' contrasts")
     p.set_defaults(func=cmd_contrasts)
 
     def with_report_flags(p: argparse.ArgumentParser, out: str) -> None:

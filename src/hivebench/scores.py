@@ -24,8 +24,9 @@ def score_table(
     anchors: Anchors,
     interval: str = "percentile",
 ) -> pd.DataFrame:
-    """One row per (suite, task, method, population, metric): mean, lo, hi over seeds, the number of
-    defined values and of episodes; `normalised*` columns where the metric is anchor-normalised.
+    """One row per (suite, task, method, population, metric): mean, the sample s.d. of its episodes'
+    values (the papers' "per-episode mean ± sample s.d."), lo, hi over seeds, the number of defined
+    values and of episodes; `normalised*` columns where the metric is anchor-normalised.
 
     Where methods have replicates, a `replicate` column: one row per replicate, and for a method with
     several a row `all` over them, its interval from the hierarchical bootstrap (replicates resampled,
@@ -46,7 +47,7 @@ def score_table(
                 ci = episode_ci(group, metric.name, resamples, confidence, seed)
                 rows.append(_row((*keys, POOLED), metric, ci, len(group), "hierarchical percentile", group, anchors))
     table = pd.DataFrame(rows)
-    for key in ("normalised_mean", "normalised_lo", "normalised_hi"):
+    for key in ("normalised_mean", "normalised_sd", "normalised_lo", "normalised_hi"):
         if key not in table:
             table[key] = np.nan
     return table
@@ -64,6 +65,7 @@ def _row(
         **dict(zip(["replicate"], replicate)),
         "metric": metric.name,
         "mean": ci.estimate,
+        "sd": group[metric.name].std(ddof=1),  # NaN below two defined values
         "lo": ci.lo,
         "hi": ci.hi,
         "n": ci.n,
@@ -74,7 +76,7 @@ def _row(
     anchored = str(group[declared.anchor_column].iloc[0])  # the task as the anchors file names it
     if metric.normalised_by_anchor and (declared.anchored is None or anchored in declared.anchored):
         rules = str(rules_of(group).iloc[0])  # a config task is one set of rules
-        for key in ("mean", "lo", "hi"):  # at every population, by the anchor frozen at one
+        for key in ("mean", "sd", "lo", "hi"):  # at every population, by the anchor frozen at one
             row[f"normalised_{key}"] = normalise(row[key], suite, anchored, anchors, rules)
         row["normalisation"] = mismatch(anchors, suite, rules)
     return row

@@ -11,13 +11,15 @@ from typing import Any
 import pandas as pd
 
 
-def interval_text(mean: float, lo: float, hi: float, digits: int) -> str:
-    """ "m [lo, hi]" to a fixed precision; "" for a missing estimate, "m" without an interval."""
+def interval_text(mean: float, lo: float, hi: float, digits: int, sd: float | None = None) -> str:
+    """ "m [lo, hi]" to a fixed precision, "m ± sd [lo, hi]" with a sample s.d. (the papers' "mean ±
+    sample s.d." beside the interval); "" for a missing estimate, "m" without an interval."""
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return ""
+    spread = "" if sd is None or math.isnan(sd) else f" ± {sd:.{digits}f}"
     if lo is None or hi is None or math.isnan(lo) or math.isnan(hi):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+        return f"{mean:.{digits}f}{spread}"
+    return f"{mean:.{digits}f}{spread} [{lo:.{digits}f}, {hi:.{digits}f}]"
 
 
 def paper_layout(

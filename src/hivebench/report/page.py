@@ -16,7 +16,7 @@ from hivebench.report.layout import filled
 from hivebench.view import bundle  # noqa: F401 (altair inlines plots through its once-a-process bundle)
 from hivebench.view.sample import PAGES_FOLDER, read_index
 
-SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "lo", "hi", "n", "episodes"]
+SCORE_COLUMNS = ["suite", "task", "method", "population", "metric", "mean", "sd", "lo", "hi", "n", "episodes"]
 CONTRAST_COLUMNS = ["metric", "a", "b", "population", "estimate", "lo", "hi", "n_units", "dropped_units", "resamples"]
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 from hivebench.replicated import episode_bootstrap
 from hivebench.report import Section
-from hivebench.report.layout import layout_html, paper_layout, rules_of
+from hivebench.report.layout import interval_text, layout_html, paper_layout, rules_of
 from hivebench.report.page import file_links, html_table, save_chart, write_tables
 from hivebench.stats import percentile_interval
 from hivebench.suites.silobench.catalogue import LEVELS
@@ -27,13 +27,14 @@ QUANTITIES = ["success", "exact", "partial"]
 
 
 def pooled(group: pd.DataFrame, resamples: int, confidence: float, seed: int) -> dict[str, float]:
-    """Success, mean S and P over a group's episodes, every task weighing the same, with intervals."""
+    """Success, mean S and P over a group's episodes, every task weighing the same, with intervals and
+    the sample s.d. of the episodes' values (the papers' "per-episode mean ± sample s.d.")."""
     weights = dict.fromkeys(group["silo_task"].unique(), 1.0)
     estimate, distribution = episode_bootstrap(group, QUANTITIES, "silo_task", weights, resamples, seed)
     lo, hi = percentile_interval(distribution, confidence)
     row = {}
     for i, name in enumerate(QUANTITIES):
-        row.update({name: estimate[i], f"{name}_lo": lo[i], f"{name}_hi": hi[i]})
+        row.update({name: estimate[i], f"{name}_sd": group[name].std(ddof=1), f"{name}_lo": lo[i], f"{name}_hi": hi[i]})
     return row
 
 
@@ -91,8 +92,9 @@ def task_table(episodes: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def percent(mean: float, lo: float, hi: float) -> str:
-    return f"{100 * mean:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+def percent(mean: float, lo: float, hi: float, sd: float) -> str:
+    """A share in % as "m ± sd [lo, hi]"."""
+    return interval_text(100 * mean, 100 * lo, 100 * hi, 1, 100 * sd)
 
 
 def pivot(cells: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +104,7 @@ def pivot(cells: pd.DataFrame) -> pd.DataFrame:
     for setting, group in cells.groupby(SETTING, sort=False):
         row = dict(zip(SETTING, setting))
         for c in group.itertuples():
-            row[f"{c.label} success"] = percent(c.success, c.success_lo, c.success_hi)
+            row[f"{c.label} success"] = percent(c.success, c.success_lo, c.success_hi, c.success_sd)
             row[f"{c.label} mean S"] = f"{100 * c.exact:.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
@@ -149,7 +151,7 @@ def headline(per_n: pd.DataFrame, over_n: pd.DataFrame) -> pd.DataFrame:
     both = both.assign(
         method=setting_labels(both),
         level=pd.Categorical(both["level"].astype(str), ["all", *LEVELS], ordered=True),
-        success=[percent(m, lo, hi) for m, lo, hi in zip(both.success, both.success_lo, both.success_hi)],
+        success=[percent(*v) for v in both[["success", "success_lo", "success_hi", "success_sd"]].to_numpy()],
     )
     return both.sort_values("level", kind="stable").astype({"level": str})[["level", "group", "method", "success"]]
 
@@ -268,7 +270,7 @@ def render(section: Section) -> str:
         if name in published:
             sections.append(f"<p>Paper rows: {html.escape(published[name]['provenance'])} (config/anchors.yaml).</p>")
     shown = table.assign(
-        success=[percent(m, lo, hi) for m, lo, hi in zip(table.success, table.success_lo, table.success_hi)],
+        success=[percent(*v) for v in table[["success", "success_lo", "success_hi", "success_sd"]].to_numpy()],
         exact=100 * table.exact,
         partial=100 * table.partial,
         rcc=100 * table.rcc,
@@ -303,7 +305,9 @@ def render(section: Section) -> str:
 <p>{len(episodes)} episodes. Success: the fraction of episodes where every agent gave the exact answer
 (S = 1); mean S: the fraction of agents with the exact answer; P: partial correctness. Each is pooled over
 the tasks of a level (or all 30), every task weighing the same, with a {confidence:.0%} interval from
-resampling seeds within tasks. Density D = messages / (N (N - 1)); delivered per agent: messages received,
+resampling seeds within tasks; success is shown as mean ± the sample s.d. of its episodes' values (as the
+Waggle paper's lower-scale anchor tables give them) [interval]. Density D = messages / (N (N - 1));
+delivered per agent: messages received,
 per agent (for a method on the Waggle runtime, frames: a sender's trace and task message to one receiver in one
 round are one); tokens per round = output tokens of all agents / the rounds the episode used (R, or fewer where
 every agent answered early); calls per agent: the model calls a method made, per agent, counted apart from

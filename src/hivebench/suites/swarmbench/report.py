@@ -39,14 +39,14 @@ def summary_table(
             "n": int(n),
             "method": method,
             "score": ci.estimate,
+            "score_sd": group["score"].std(ddof=1),  # per episode: the papers' "mean ± sample s.d."
             "score_lo": ci.lo,
             "score_hi": ci.hi,
         }
         anchor = anchors.get(("swarmbench", task), (np.nan,))[0] if task in AGGREGATE else np.nan
         anchor = anchor if comparable(anchors, "swarmbench", rules) else np.nan  # not like for like
-        row.update(
-            {"normalised": ci.estimate / anchor, "normalised_lo": ci.lo / anchor, "normalised_hi": ci.hi / anchor}
-        )
+        normalised = {key: row[f"score{key}"] / anchor for key in ("", "_sd", "_lo", "_hi")}
+        row.update({f"normalised{key}": value for key, value in normalised.items()})
         rows.append({**row, "episodes": len(group)})
     table = pd.DataFrame(rows)
     for key in ("task", "method"):
@@ -160,10 +160,13 @@ def render(section: Section) -> str:
     save_chart(scaling_chart(table, confidence), out, "swarmbench_scaling")
     episode_chart(episodes).save(str(out / "swarmbench_episodes.png"), scale_factor=1.0)
     shown = table.assign(
-        score=[interval_text(m, lo, hi, 2) for m, lo, hi in zip(table.score, table.score_lo, table.score_hi)],
-        normalised=[
-            interval_text(m, lo, hi, 2) for m, lo, hi in zip(table.normalised, table.normalised_lo, table.normalised_hi)
-        ],
+        **{
+            column: [
+                interval_text(m, lo, hi, 2, sd)
+                for m, lo, hi, sd in table[[column, f"{column}_lo", f"{column}_hi", f"{column}_sd"]].to_numpy()
+            ]
+            for column in ("score", "normalised")
+        }
     )[["task", "n", "method", "score", "normalised", "episodes"]]
     headline = paper_layout(shown, "task", "n", "method", "score", lambda n: f"N = {n}")
     anchored = ", ".join(
@@ -192,8 +195,9 @@ def render(section: Section) -> str:
         ("swarmbench_scaling.html", "interactive chart"),
     ]
     return f"""<h2>SwarmBench</h2>
-<p>{len(episodes)} episodes. Per task, N and method: the mean score with a {confidence:.0%} percentile
-bootstrap interval over seeds, as the paper lays it out (tasks as rows, the methods side by side at each N).</p>
+<p>{len(episodes)} episodes. Per task, N and method: the per-episode mean score ± its sample s.d. (as the
+Waggle paper's lower-scale anchor tables give them) and the {confidence:.0%} percentile bootstrap interval
+over seeds, as the paper lays it out (tasks as rows, the methods side by side at each N).</p>
 {layout_html(headline)}
 <details><summary>Every task, N and method with its normalised score ({len(shown)} rows)</summary>
 <p>The score over the task's frozen anchor for Pursuit, Foraging and Synchronization
