@@ -363,3 +363,31 @@ def test_a_commitment_on_silobench_and_agentsnet_lasts_and_its_agent_sees_it():
         assert record.summary["commits"] < synthesised  # a renewal is not a new commitment
     for record in silo_and_net_records("fixedswarm"):
         assert record.summary["commits"] > 0
+
+
+def test_a_silobench_frame_carries_its_senders_proposal_intent_to_the_receivers_view():
+    """ "A directed frame jointly carries one compact trace, proposal intent, and one task snapshot": each
+    view lists the round's frames by channel, each with the proposal its sender's own view named the
+    round it sent; AgentsNet's views list none."""
+    matched = 0
+    for record in silo_and_net_records("scripted_controller"):
+        views = record.table("views").to_pandas()
+        parsed = {(int(s), int(a)): json.loads(v) for s, a, v in zip(views["step"], views["agent"], views["view"])}
+        if "silo_task" not in record.summary:
+            assert all("frames" not in view["private_state"] for view in parsed.values())
+            continue
+        frames = {key: view["private_state"]["frames"] for key, view in parsed.items()}
+        assert sum(map(len, frames.values())) == record.summary["delivered_frames"] > 0
+        traces = record.table("traces").to_pandas()
+        writer_on = dict(zip(zip(traces["receiver"], traces["channel"]), traces["writer"]))  # fixed per episode
+        for (step, receiver), listed in frames.items():
+            channels = [frame["channel"] for frame in listed]
+            assert channels == sorted(set(channels))  # one frame per sender, by channel
+            arrived = traces[(traces["step"] == step - 1) & (traces["receiver"] == receiver)]
+            assert set(arrived["channel"]) <= set(channels)  # a trace comes in a frame
+            for frame in listed:
+                writer = writer_on.get((receiver, frame["channel"]))
+                if writer is not None:
+                    assert frame["intent"] == parsed[(step - 1, writer)]["worker_proposal"]
+                    matched += 1
+    assert matched > 0

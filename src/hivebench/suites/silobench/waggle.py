@@ -3,7 +3,10 @@ on p2p ports (the Waggle study's degree-three ports, `topology: regular3`).
 
 - Contacts: each agent's ports (its neighbours). "A directed frame jointly carries one compact trace,
   proposal intent, and one task snapshot": what an agent sends a neighbour in a round (its trace, and
-  the shards its proposal passes on) is one frame, one delivered message.
+  the shards its proposal passes on) is one frame, one delivered message, and it carries the sender's
+  proposal intent (SEND, HOLD or ANSWER, its private proposal that round): a controller's view lists
+  the frames delivered to it in the round, each by its channel with that intent (`frames` in its
+  private state).
 - Private proposal: "the next send of the gather algorithm": the `distributed` baseline's flood
   (hivebench.suites.silobench.baselines): each round an agent passes on the shards it holds and has
   not passed on yet, and answers from what it holds at round R (or once it holds every shard and has
@@ -104,6 +107,7 @@ class AnonymousFlood(Distributed):
 class SiloAdapter(GraphContacts):
     actions = ACTIONS
     wait = HOLD
+    frame_intent = True
 
     def start(self, views: SiloViews, seeds: list[int], rng: Streams, params: dict[str, Any]) -> None:
         if views.protocol != "p2p" or views.oracle:

@@ -38,6 +38,9 @@ class Evidence:
 class Adapter(Protocol):
     actions: tuple[str, ...]  # the suite's native action names (a record's `task_action`)
     wait: int  # the action of an agent that waits
+    # Optional (default False): whether a frame carries its sender's proposal intent beside its trace and
+    # task snapshot (Silo-Bench); the view's private state then lists the round's frames, by channel
+    frame_intent: bool
 
     def start(self, observation: Any, seeds: list[int], rng: Streams, params: dict[str, Any]) -> None:
         """A block begins (`rng`: node-indexed streams, a row per agent; `params`: the method's, with

@@ -101,6 +101,7 @@ class Context:
         self.running = running  # (episodes,) whose episode this round belongs to
         self.step, rounds = runtime.adapter.budget(observation)
         self.rounds = np.broadcast_to(np.asarray(rounds), self.live.shape)  # per agent
+        self.frames = np.zeros(0, dtype=np.int64)  # delivered this round: sender * agents + receiver
 
     def refutes(self, agent: np.ndarray, claim: np.ndarray) -> np.ndarray:
         """Per (agent, claim): whether the agent's own view refutes the claim (verified conflict)."""
@@ -159,6 +160,7 @@ class WaggleRuntime(Policy):
         self.renewed = np.zeros(agents, dtype=np.int64)  # the round the commitment was last made or renewed
         self.counters = {name: np.zeros(self.block.episodes, dtype=np.int64) for name in COUNTERS + AFTER_INTERVENTION}
         self.intervention = self.adapter.intervention(observation)
+        self.sent_intent = np.zeros(agents, dtype=np.int64)  # each agent's proposal in the round it last sent
         self.modes: list[np.ndarray] = []  # per round, each agent's mode (-1: no decision)
         self.incident_sizes: list[np.ndarray] = []
         self.running: list[np.ndarray] = []  # per round, (episodes,) whose episode it belongs to
@@ -172,6 +174,7 @@ class WaggleRuntime(Policy):
         running = adapter.running(observation)
         incident = self._update(observation, running)
         context = Context(self, observation, proposal, evidence, incident, running)
+        context.frames = self._frames(context)
         self._count_deliveries(context)
         if self.intervened(context):  # traces written before the counterevidence, still held
             context.count("stale_traces_held", incident.receiver[incident.rows[:, WRITTEN] < self.intervention])
@@ -196,6 +199,7 @@ class WaggleRuntime(Policy):
         messages = d.response if self.medium == "native" else None
         if messages is not None:
             messages = pa.array(np.where(live, messages.to_numpy(zero_copy_only=False), None), pa.string())
+        self.sent_intent = proposal.action.copy()  # what this round's frames carry to their receivers
         return adapter.act(observation, action, messages, incident)
 
     def _formal(self, context: Context, draft: Draft) -> Decisions:
@@ -211,21 +215,26 @@ class WaggleRuntime(Policy):
         self.formal.commitment(context, decisions)
         return decisions
 
-    def _count_deliveries(self, context: Context) -> None:
-        """Receiver-delivered messages this round: the task's own, the field's traces, and frames (a
-        sender's task message and trace to one receiver in one round are one frame)."""
+    def _frames(self, context: Context) -> np.ndarray:
+        """The frames delivered this round, as sender * agents + receiver, sorted: the task's own
+        messages and the field's traces (a sender's task message and trace to one receiver in one round
+        are one frame); none to an episode that has ended."""
         sender, receiver = self.adapter.heard(context.observation)
-        mine = context.running[receiver // self.block.n]  # none to an episode that has ended
+        mine = context.running[receiver // self.block.n]
         sender, receiver = sender[mine], receiver[mine]
-        context.count("native_deliveries", receiver)
         if self.trace_field is not None:
             arrived = self.trace_field.arrived
             sender = np.concatenate([sender, arrived[:, 1]])
             receiver = np.concatenate([receiver, arrived[:, 0]])
-        frames = np.unique(sender.astype(np.int64) * self.block.agents + receiver)
-        context.count("delivered_frames", frames % self.block.agents)
+        return np.unique(sender.astype(np.int64) * self.block.agents + receiver)
+
+    def _count_deliveries(self, context: Context) -> None:
+        """Receiver-delivered messages this round: the task's own, and frames."""
+        _, receiver = self.adapter.heard(context.observation)
+        context.count("native_deliveries", receiver[context.running[receiver // self.block.n]])
+        context.count("delivered_frames", context.frames % self.block.agents)
         if 0 <= self.intervention < context.step:  # sent once the counterevidence was there to see
-            context.count("post_conflict_frames", frames % self.block.agents)
+            context.count("post_conflict_frames", context.frames % self.block.agents)
 
     def intervened(self, context: Context) -> bool:
         """Whether this round has the task's late counterevidence (from its intervention round on)."""
@@ -429,10 +438,15 @@ class ViewRuntime(WaggleRuntime):
         starts = np.searchsorted(context.incident.receiver, live)
         stops = np.searchsorted(context.incident.receiver, live, side="right")
         evidence = private_evidence(context)
+        frames = self.frame_intents(context) if getattr(adapter, "frame_intent", False) else None
         views = [
             local_view(
                 adapter.contract(obs, agent),
-                {**adapter.private_state(obs, agent), "evidence": evidence.get(agent, [])},
+                {
+                    **adapter.private_state(obs, agent),
+                    "evidence": evidence.get(agent, []),
+                    **({} if frames is None else {"frames": frames.get(agent, [])}),
+                },
                 adapter.actions[int(context.proposal.action[agent])],
                 context.incident.traces[start:stop],
                 self.commitment[agent],
@@ -443,6 +457,20 @@ class ViewRuntime(WaggleRuntime):
         if self.keep:
             self.shown.append((context.step, live, [canonical_json(view) for view in views]))
         return live, views
+
+    def frame_intents(self, context: Context) -> dict[int, list[dict[str, Any]]]:
+        """Per receiver, the frames delivered to it this round, by channel: each with the proposal intent
+        its sender carried ("a directed frame jointly carries one compact trace, proposal intent, and one
+        task snapshot"): the native action the sender's private proposal named when it sent."""
+        assert self.trace_field is not None
+        agents = self.block.agents
+        sender, receiver = context.frames // agents, context.frames % agents
+        channel = self.trace_field.channel(receiver, sender)  # every contact has had one since it first met
+        out: dict[int, list[dict[str, Any]]] = {}
+        order = np.lexsort((channel, receiver))  # by channel: the handles carry no sender order
+        for r, c, s in zip(receiver[order].tolist(), channel[order].tolist(), sender[order].tolist()):
+            out.setdefault(r, []).append({"channel": c, "intent": self.adapter.actions[self.sent_intent[s]]})
+        return out
 
     def law(self, context: Context) -> Decisions:
         live, views = self.local_views(context)
