@@ -1,0 +1,230 @@
+"""Decision distillation (the paper's stage one, L_dec): a LoRA adapter on a causal LM trained on
+teacher records, the loss on the answer's tokens only.
+
+- The schedule is the training seed's (schedule.py); each update reads `batch` examples in
+  micro-batches of `micro_batch` (gradient accumulation), its loss the mean over the answer tokens of
+  the whole batch, so the micro-batch size changes no gradient.
+- Every `checkpoint_every` updates (and after the last) a checkpoint holds the adapter (peft's files),
+  the trainable weights, the optimizer, the random state and the history, and the validation loss is
+  measured; a checkpoint is written whole or not at all (a folder renamed into place), and a killed
+  training resumes from the last one and goes on as the uninterrupted one would have.
+- The adapter kept is the checkpoint with the least validation loss ("checkpoint selection by minimum
+  validation decision loss"), copied to `<out>/adapter/` with `<out>/manifest.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hivebench.ids import digest
+from hivebench.train.examples import IGNORED, Example, padded
+from hivebench.train.schedule import schedule
+
+STATE = "state.pt"  # a checkpoint's trainable weights, optimizer, random state and history
+ADAPTER = "adapter"  # the selected adapter's folder under the training's output
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a distillation run is: every field changes the adapter, so all of them go in its manifest."""
+
+    rank: int = 32  # the paper's rank-32 LoRA
+    alpha: int = 64
+    dropout: float = 0.05
+    target_modules: str | list[str] = "all-linear"  # peft's names, or every linear layer but the head
+    learning_rate: float = 2e-4
+    batch: int = 16  # examples per update (the effective batch)
+    micro_batch: int = 4  # examples per forward pass: memory, not the result
+    updates: int = 648  # the paper's stage-two budget
+    checkpoint_every: int = 50
+    seed: int = 0  # the schedule, the adapter's initialisation and its dropout
+    dtype: str = "float32"  # float32 | bfloat16
+    device: str = "cpu"  # cpu | cuda
+    threads: int = 1  # CPU threads (the job's cores)
+
+
+@dataclass
+class History:
+    train: list[tuple[int, float]] = field(default_factory=list)  # (update, loss), every update
+    validation: list[tuple[int, float]] = field(default_factory=list)  # (update, loss), every checkpoint
+
+
+def load_student(base: Path, settings: Settings) -> Any:
+    """The base model with a fresh LoRA adapter (its initialisation drawn from the seed)."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(settings.seed)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=getattr(torch, settings.dtype))
+    config = LoraConfig(
+        r=settings.rank,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=settings.target_modules,
+        task_type="CAUSAL_LM",
+    )
+    return get_peft_model(model, config).to(settings.device)
+
+
+def answer_loss(model: Any, examples: list[Example], pad: int, device: str) -> tuple[Any, int]:
+    """(the summed cross-entropy of the answer tokens, how many there are) over a micro-batch."""
+    import torch.nn.functional as F
+
+    ids, mask, labels = (t.to(device) for t in padded(examples, pad))
+    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
+    target = labels[:, 1:]
+    total = F.cross_entropy(
+        logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORED, reduction="sum"
+    )
+    return total, int((target != IGNORED).sum())
+
+
+def mean_loss(model: Any, examples: list[Example], pad: int, settings: Settings) -> float:
+    """The validation decision loss: the mean over every answer token of `examples` (no dropout)."""
+    import torch
+
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(examples), settings.micro_batch):
+            loss, tokens = answer_loss(model, examples[start : start + settings.micro_batch], pad, settings.device)
+            total, count = total + float(loss), count + tokens
+    model.train()
+    return total / max(count, 1)
+
+
+def train(
+    base: Path,
+    pad: int,
+    train_set: list[Example],
+    validation: list[Example],
+    settings: Settings,
+    out: Path,
+    about: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train (or resume) into `out`; return the manifest of the adapter kept. `pad`: the tokenizer's
+    padding token; `about`: what the manifest also says (the corpus's and teacher's digests, arm)."""
+    import torch
+
+    torch.set_num_threads(settings.threads)
+    model = load_student(base, settings)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=settings.learning_rate, weight_decay=0.0)
+    history, done = History(), 0
+    last = latest_checkpoint(out)
+    if last is not None:
+        done, history = restore(last, model, optimizer)
+    plan = schedule(len(train_set), settings.batch, settings.updates, settings.seed)
+    model.train()
+    started = time.perf_counter()
+    for update in range(done, settings.updates):
+        batch = [train_set[i] for i in plan[update]]
+        tokens = sum(len(e.tokens) - e.prompt for e in batch)  # each answer token weighs 1 / tokens
+        total = 0.0
+        for start in range(0, len(batch), settings.micro_batch):
+            loss, _ = answer_loss(model, batch[start : start + settings.micro_batch], pad, settings.device)
+            (loss / tokens).backward()
+            total += float(loss.detach())
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        history.train.append((update + 1, total / tokens))
+        if (update + 1) % settings.checkpoint_every == 0 or update + 1 == settings.updates:
+            history.validation.append((update + 1, mean_loss(model, validation, pad, settings)))
+            save_checkpoint(out, update + 1, model, optimizer, history)
+    return select(out, base, history, settings, about or {}, time.perf_counter() - started)
+
+
+def checkpoint_folder(out: Path, update: int) -> Path:
+    return out / "checkpoints" / f"update-{update:06d}"
+
+
+def latest_checkpoint(out: Path) -> Path | None:
+    """The last checkpoint written whole (a partial one never got its final name)."""
+    folders = sorted((out / "checkpoints").glob("update-[0-9]*[0-9]")) if (out / "checkpoints").is_dir() else []
+    return folders[-1] if folders else None
+
+
+def save_checkpoint(out: Path, update: int, model: Any, optimizer: Any, history: History) -> None:
+    import torch
+
+    final = checkpoint_folder(out, update)
+    partial = final.with_name(final.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    model.save_pretrained(partial)
+    weights = {name: p.detach().cpu() for name, p in model.named_parameters() if p.requires_grad}
+    state = {
+        "update": update,
+        "weights": weights,
+        "optimizer": optimizer.state_dict(),
+        "rng": torch.get_rng_state(),
+        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+        "history": asdict(history),
+    }
+    torch.save(state, partial / STATE)
+    partial.rename(final)
+
+
+def restore(folder: Path, model: Any, optimizer: Any) -> tuple[int, History]:
+    """Load a checkpoint into the model and optimizer; (the updates it had done, its history)."""
+    import torch
+
+    state = torch.load(folder / STATE, weights_only=False)
+    missing = set(state["weights"]) - {name for name, _ in model.named_parameters()}
+    if missing:
+        raise ValueError(f"{folder}: a checkpoint of another adapter ({len(missing)} weights this model lacks)")
+    model.load_state_dict(state["weights"], strict=False)
+    optimizer.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["rng"])
+    if state["cuda_rng"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    saved = state["history"]
+    return state["update"], History([tuple(r) for r in saved["train"]], [tuple(r) for r in saved["validation"]])
+
+
+def select(
+    out: Path, base: Path, history: History, settings: Settings, about: dict[str, Any], seconds: float
+) -> dict[str, Any]:
+    """Copy the checkpoint of least validation loss (the first of equals) to `<out>/adapter/` and write
+    the manifest beside it."""
+    finite = [(loss, update) for update, loss in history.validation if math.isfinite(loss)]
+    if not finite:
+        raise ValueError(f"{out}: no checkpoint has a finite validation loss (an empty validation split?)")
+    loss, update = min(finite)
+    chosen = out / ADAPTER
+    shutil.rmtree(chosen, ignore_errors=True)
+    shutil.copytree(checkpoint_folder(out, update), chosen, ignore=shutil.ignore_patterns(STATE))
+    manifest = {
+        **about,
+        "base_model": str(base),
+        "base_revision": base_revision(base),
+        "settings": asdict(settings),
+        "updates": settings.updates,
+        "selected_update": update,
+        "validation_loss": loss,
+        "history": asdict(history),
+        "seconds": round(seconds, 3),  # this process's share of the training (a resumed one: since it resumed)
+    }
+    manifest["adapter_digest"] = digest(sorted((p.name, file_digest(p)) for p in chosen.iterdir()))
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+def base_revision(base: Path) -> str:
+    """The base model's revision: the digest of its config and weight files (a local folder has no hub
+    commit; the same files give the same digest wherever they lie)."""
+    files = sorted(p for p in base.iterdir() if p.name == "config.json" or p.suffix == ".safetensors")
+    return digest([(p.name, p.stat().st_size, file_digest(p)) for p in files])
+
+
+def file_digest(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()

@@ -1,0 +1,157 @@
+"""Decision distillation with the tiny random model (tests/tiny_model.py): what the loss covers, that
+it falls, that a seed fixes it, that an adapter round-trips, and that a resumed training is the
+uninterrupted one. The decisions are the scripted controller's records on its own views of a small
+Pursuit and Silo-Bench III-26 cell."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hivebench.agents.scripted_controller.rule import record_for
+from hivebench.agents.waggle.prompt import messages
+from hivebench.cells import all_blocks
+from hivebench.config import validate
+from hivebench.engine.loop import play_block
+from hivebench.ids import canonical_json
+from hivebench.train.distill import Settings, answer_loss, latest_checkpoint, load_student, train
+from hivebench.train.examples import IGNORED, Example, encode
+from hivebench.train.schedule import schedule
+
+SMALL = Settings(
+    rank=4, alpha=8, dropout=0.1, learning_rate=1e-2, batch=4, micro_batch=2, updates=6, checkpoint_every=3
+)
+
+
+@pytest.fixture(scope="module")
+def decisions() -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:
+    """(view, action names, the scripted controller's record) for a Pursuit and a III-26 cell."""
+    config = {
+        "tasks": {
+            "pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 3},
+            "silo": {"kind": "silobench", "task": "III-26", "topology": "regular3", "rounds": 3},
+        },
+        "methods": {"rule": {"kind": "scripted_controller", "keep_views": True}},
+        "studies": {"s": {"tasks": ["pursuit", "silo"], "methods": ["rule"], "populations": [4], "seeds": 1}},
+    }
+    out = []
+    for block in all_blocks(validate(config, "train.yaml"), Path("."))["s"]:
+        for record in play_block(list(block.cells())):
+            for row in record.table("views").to_pylist():
+                view = json.loads(row["view"])
+                out.append((view, json.loads(row["actions"]), record_for(view)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_model)
+
+
+@pytest.fixture(scope="module")
+def examples(decisions: list, tokenizer: Any) -> list[Example]:
+    return [encode(tokenizer, view, actions, record) for view, actions, record in decisions]
+
+
+def run(tiny_model: Path, tokenizer: Any, examples: list[Example], out: Path, settings: Settings = SMALL) -> dict:
+    return train(tiny_model, tokenizer.pad_token_id, examples[:8], examples[8:12], settings, out)
+
+
+def test_an_example_is_the_deployed_prompt_then_the_canonical_record_and_its_end(decisions, tokenizer):
+    view, actions, record = decisions[0]
+    example = encode(tokenizer, view, actions, record)
+    deployed = tokenizer.apply_chat_template(list(messages(view, actions)), add_generation_prompt=True, tokenize=False)
+    assert example.tokens[: example.prompt] == tokenizer(deployed, add_special_tokens=False)["input_ids"]
+    answer = example.tokens[example.prompt :]
+    assert answer[-1] == tokenizer.eos_token_id and tokenizer.decode(answer[:-1]) == canonical_json(record)
+    assert example.labels == [IGNORED] * example.prompt + answer
+
+
+def test_the_masked_loss_covers_exactly_the_answers_tokens(tiny_model, tokenizer):
+    """A hand-made example of five tokens, the last two the answer: the loss is the cross-entropy of
+    predicting token 3 from position 2 and token 4 from position 3, nothing else."""
+    import torch
+
+    tokens = tokenizer("agent hold switch keep wait", add_special_tokens=False)["input_ids"][:5]
+    assert len(tokens) == 5
+    example = Example(tokens, prompt=3)
+    model = load_student(tiny_model, SMALL).eval()
+    with torch.no_grad():
+        total, count = answer_loss(model, [example], tokenizer.pad_token_id, "cpu")
+        logits = model(input_ids=torch.tensor([tokens])).logits[0].float()
+    by_hand = -(torch.log_softmax(logits[2], -1)[tokens[3]] + torch.log_softmax(logits[3], -1)[tokens[4]])
+    assert count == 2 and float(total) == pytest.approx(float(by_hand), rel=1e-6)
+    # padding beside a longer example changes nothing of it
+    longer = Example(tokens + tokens, prompt=7)
+    with torch.no_grad():
+        both, both_count = answer_loss(model, [example, longer], tokenizer.pad_token_id, "cpu")
+        alone, _ = answer_loss(model, [longer], tokenizer.pad_token_id, "cpu")
+    assert both_count == 5 and float(both) == pytest.approx(float(total + alone), rel=1e-5)
+
+
+def test_the_loss_falls_on_a_fixed_batch(tiny_model, tokenizer, examples, tmp_path):
+    settings = replace(SMALL, rank=16, alpha=32, learning_rate=5e-3, micro_batch=4, updates=8, checkpoint_every=8)
+    manifest = train(tiny_model, tokenizer.pad_token_id, examples[:4], examples[:4], settings, tmp_path)
+    losses = [loss for _, loss in manifest["history"]["train"]]
+    assert losses[-1] < losses[0] - 0.3  # nats per answer token (a random two-layer model: about 5.8 to 5.3)
+    assert manifest["validation_loss"] < losses[0] - 0.3  # the same batch, measured without dropout
+
+
+def test_two_trainings_with_one_seed_give_the_same_losses_and_another_seed_others(
+    tiny_model, tokenizer, examples, tmp_path
+):
+    first = run(tiny_model, tokenizer, examples, tmp_path / "a")["history"]
+    again = run(tiny_model, tokenizer, examples, tmp_path / "b")["history"]
+    for (u1, l1), (u2, l2) in zip(first["train"] + first["validation"], again["train"] + again["validation"]):
+        assert u1 == u2 and l1 == pytest.approx(l2, abs=1e-6)
+    other = run(tiny_model, tokenizer, examples, tmp_path / "c", replace(SMALL, seed=1))["history"]
+    assert [loss for _, loss in other["train"]] != pytest.approx([loss for _, loss in first["train"]], abs=1e-6)
+
+
+def test_a_saved_adapter_loads_with_the_same_logits(tiny_model, tokenizer, examples, tmp_path):
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    manifest = run(tiny_model, tokenizer, examples, tmp_path)
+    ids = torch.tensor([examples[0].tokens])
+    trained = load_student(tiny_model, SMALL)
+    state = torch.load(tmp_path / "checkpoints" / f"update-{manifest['selected_update']:06d}" / "state.pt")
+    trained.load_state_dict(state["weights"], strict=False)
+    loaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny_model), tmp_path / "adapter")
+    untrained = AutoModelForCausalLM.from_pretrained(tiny_model)
+    with torch.no_grad():
+        ours, theirs, base = (m.eval()(input_ids=ids).logits for m in (trained, loaded, untrained))
+    assert torch.equal(ours, theirs) and not torch.allclose(ours, base)
+    assert manifest["validation_loss"] == min(loss for _, loss in manifest["history"]["validation"])
+
+
+def test_a_resumed_training_equals_an_uninterrupted_one(tiny_model, tokenizer, examples, tmp_path):
+    """Killed after its checkpoint at update 3 (the later ones, a half-written one and the products
+    gone), a training resumes there, its dropout and optimizer as they were, and ends where the
+    uninterrupted one does."""
+    whole = run(tiny_model, tokenizer, examples, tmp_path / "whole")
+    cut = tmp_path / "cut"
+    run(tiny_model, tokenizer, examples, cut)
+    shutil.rmtree(cut / "checkpoints" / "update-000006")
+    shutil.rmtree(cut / "adapter")
+    (cut / "manifest.json").unlink()
+    (cut / "checkpoints" / "update-000006.partial").mkdir()  # a checkpoint the kill cut short
+    assert latest_checkpoint(cut) == cut / "checkpoints" / "update-000003"
+    resumed = run(tiny_model, tokenizer, examples, cut)
+    assert resumed["history"] == pytest.approx(whole["history"])  # updates and losses
+    assert resumed["adapter_digest"] == whole["adapter_digest"]
+
+
+def test_the_schedule_is_the_seeds_and_a_shorter_run_reads_a_prefix_of_a_longer_one():
+    long, short = schedule(10, 4, 7, seed=3), schedule(10, 4, 3, seed=3)
+    assert (long[:3] == short).all() and (schedule(10, 4, 7, seed=3) == long).all()
+    assert sorted(long.ravel()[:10]) == list(range(10))  # an epoch reads every example once
+    assert (schedule(10, 4, 7, seed=4) != long).any()
