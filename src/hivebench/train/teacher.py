@@ -6,8 +6,10 @@ otherwise"), reading nothing but the six-part local view.
 A view's class is the first that holds, in this order (a view may fit several; the record answers
 the first):
 
-- reopen: the agent's commitment is to a claim its own view refutes (verified counterevidence): a
-  challenge on the claim (conflict 4, unless the field holds one that strong already), no commitment;
+- reopen: the agent's commitment (in the view, or the one it held when it last decided: the runtime
+  reopens a contradicted commitment before the view) is to a claim its own view refutes (verified
+  counterevidence): a challenge on the claim (conflict 4, unless the field holds one that strong
+  already), no commitment;
 - conflict: an incident claim its own view refutes, not committed to: a challenge on it, as for reopen;
 - synthesis: an incident claim passes the candidate-ready gate (the runtime's: two channels, support
   8, no conflict, coherence 0.6): a commitment to it, its confidence from its support;
@@ -37,15 +39,18 @@ RELAY_MIN = {"novelty": 1, "support": 2, "ttl": 2}  # the runtime's relay minimu
 GATE = Gate()  # the runtime's candidate-ready gate, its defaults
 
 
-def situation(view: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+def situation(view: dict[str, Any], held_before: int | None = None) -> tuple[str, dict[str, Any] | None]:
     """(the view's class, what the record acts on: the claim, trace or evidence item; None for a class
-    without one)."""
+    without one). `held_before`: the claim the agent was committed to when it last decided, where the
+    caller knows it: the runtime reopens a commitment that verified counterevidence contradicts before
+    it builds the view, which then shows the conflict and not the commitment."""
     incident = view["incident_fields"]
     evidence = view["private_state"]["evidence"]
     refuted = {e["claim"] for e in evidence if e.get("refuted")}
     held = view["local_commitment"]
-    if held is not None and held["claim"] in refuted:
-        return "reopen", {"claim": held["claim"]}
+    for claim in (held and held["claim"], held_before):
+        if claim is not None and claim in refuted:
+            return "reopen", {"claim": claim}
     conflicted = sorted(refuted)
     if conflicted:
         return "conflict", {"claim": conflicted[0]}
@@ -84,9 +89,9 @@ def ready_claims(incident: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(found, key=lambda r: (-r["support"], r["claim"]))
 
 
-def record(view: dict[str, Any]) -> dict[str, Any]:
-    """The teacher's canonical record for a view."""
-    kind, subject = situation(view)
+def record(view: dict[str, Any], held_before: int | None = None) -> dict[str, Any]:
+    """The teacher's canonical record for a view (`held_before`: as for `situation`)."""
+    kind, subject = situation(view, held_before)
     out: dict[str, Any] = {"task_action": view["worker_proposal"], "response": None, "deposits": [], "commit": None}
     if kind in ("reopen", "conflict"):
         assert subject is not None

@@ -39,17 +39,22 @@ SOURCE = ("study", "suite", "task", "method", "population", "seed", "step", "age
 HANDLES = 256  # channel handles an orbit draws from (the field's pool)
 
 
-def sample(cells: list[dict[str, Any]], count: int, seed: int) -> pd.DataFrame:
-    """`count` views drawn without replacement by `seed` from the `views` tables of `cells` (each
-    {"path", and the SOURCE fields but step and agent}), all of them where there are fewer; in the
-    cells' order."""
+def read_views(cells: list[dict[str, Any]]) -> pd.DataFrame:
+    """Every view of the `views` tables of `cells` (each {"path", and the SOURCE fields but step and
+    agent}), in the cells' order, with where it was shown."""
     frames = []
     for cell in cells:
         table = pq.read_table(cell["path"]).to_pandas()
         for key in SOURCE[:6]:
             table[key] = cell[key]
         frames.append(table)
-    views = pd.concat(frames, ignore_index=True)[[*SOURCE, "actions", "view"]] if frames else pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)[[*SOURCE, "actions", "view"]] if frames else pd.DataFrame()
+
+
+def sample(cells: list[dict[str, Any]], count: int, seed: int) -> pd.DataFrame:
+    """`count` views drawn without replacement by `seed` from the `views` tables of `cells`, all of them
+    where there are fewer; in the cells' order."""
+    views = read_views(cells)
     if len(views) > count:
         views = views.iloc[np.sort(np.random.default_rng(seed).choice(len(views), count, replace=False))]
     return views.reset_index(drop=True)
