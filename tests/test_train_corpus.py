@@ -131,3 +131,36 @@ def test_no_bundle_lands_in_two_splits(played):
     broken.loc[broken.index[0], "split"] = "test" if broken.loc[broken.index[0], "split"] != "test" else "train"
     with pytest.raises(ValueError, match="bundles in two splits: synthetic/silobench"):
         assemble([broken])
+
+
+def test_the_rule_teachers_labels_are_admitted_and_a_refused_one_is_counted(played):
+    from hivebench.train.label import acceptance, rule_labels
+
+    views, _ = synthetic(suite(played, "silobench"), bundles=2, seeds_per_bundle=8, validation=0, test=1, seed=0)
+    labels = rule_labels(views)
+    assert labels["accepted"].all() and labels["code"].isna().all()
+    doctored = views.copy()
+    first = json.loads(doctored.loc[0, "view"])
+    first["task_contract"]["actions"] = [a for a in first["task_contract"]["actions"] if a != first["worker_proposal"]]
+    doctored.loc[0, "view"] = json.dumps(first)  # its proposal no longer legal: the record's action is refused
+    refused = rule_labels(doctored)
+    assert refused["accepted"].tolist() == [False] + [True] * (len(views) - 1) and refused.loc[0, "code"] == "action"
+    counts = acceptance(refused).set_index(["situation", "split"])
+    row = counts.loc[(views.loc[0, "situation"], views.loc[0, "split"])]
+    assert (row["views"], row["accepted"]) == (2 if views.loc[0, "split"] == "train" else 1, row["views"] - 1)
+
+
+def test_a_model_teachers_records_count_only_where_its_first_decode_was_executable(played, tmp_path):
+    from hivebench.train.label import model_labels, rule_labels
+
+    views, _ = synthetic(suite(played, "swarmbench"), bundles=2, seeds_per_bundle=8, validation=0, test=1, seed=0)
+    truth = rule_labels(views)["record"].tolist()
+    replies = tmp_path / "teacher.jsonl"
+    # a reply per view, the first not JSON; then the ladder's regeneration of it, which repairs it
+    replies.write_text("".join(json.dumps(r) + "\n" for r in ["not json", *truth[1:], truth[0]]))
+    params = {"backend": "scripted", "model": str(replies), "temperature": 0.2, "top_p": 1.0, "max_tokens": 128}
+    labels = model_labels(views, params, tmp_path / "cache.jsonl", seed=0)
+    assert labels["accepted"].tolist() == [False] + [True] * (
+        len(views) - 1
+    )  # repaired: the ladder's, not the teacher's
+    assert labels["record"].tolist()[1:] == truth[1:] and labels.loc[0, "code"] is not None
