@@ -79,6 +79,7 @@ bench: $(VENV)/.installed browser
 	$(BIN)/python benchmarks/bench_default_study.py
 	$(BIN)/python benchmarks/bench_llm.py
 	$(BIN)/python benchmarks/bench_precision.py
+	$(BIN)/python benchmarks/bench_train.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_view.py
 	$(BIN)/python benchmarks/bench_scale.py

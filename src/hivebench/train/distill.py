@@ -2,8 +2,8 @@
 teacher records, the loss on the answer's tokens only.
 
 - The schedule is the training seed's (schedule.py); each update reads `batch` examples in
-  micro-batches of `micro_batch` (gradient accumulation), its loss the mean over the answer tokens of
-  the whole batch, so the micro-batch size changes no gradient.
+  micro-batches of `micro_batch` (gradient accumulation; grouped by length, to pad little), its loss
+  the mean over the answer tokens of the whole batch, so the micro-batch size changes no gradient.
 - Every `checkpoint_every` updates (and after the last) a checkpoint holds the adapter (peft's files),
   the trainable weights, the optimizer, the random state and the history, and the validation loss is
   measured; a checkpoint is written whole or not at all (a folder renamed into place), and a killed
@@ -74,12 +74,17 @@ def load_student(base: Path, settings: Settings) -> Any:
 
 
 def answer_loss(model: Any, examples: list[Example], pad: int, device: str) -> tuple[Any, int]:
-    """(the summed cross-entropy of the answer tokens, how many there are) over a micro-batch."""
+    """(the summed cross-entropy of the answer tokens, how many there are) over a micro-batch. The head
+    runs only from the first position that predicts an answer token on (a prompt is most of a view's
+    tokens, and the head over a large vocabulary most of a small model's cost)."""
+    import torch
     import torch.nn.functional as F
 
     ids, mask, labels = (t.to(device) for t in padded(examples, pad))
-    logits = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float()
-    target = labels[:, 1:]
+    start = min(e.prompt for e in examples) - 1  # this position predicts the first answer token
+    kept = torch.arange(start, ids.shape[1] - 1, device=device)
+    logits = model(input_ids=ids, attention_mask=mask, logits_to_keep=kept).logits.float()
+    target = labels[:, start + 1 :]
     total = F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]), target.reshape(-1), ignore_index=IGNORED, reduction="sum"
     )
@@ -123,9 +128,12 @@ def train(
         done, history = restore(last, model, optimizer)
     plan = schedule(len(train_set), settings.batch, settings.updates, settings.seed)
     model.train()
-    started = time.perf_counter()
+    seconds = dict.fromkeys(("updates", "checkpoints"), 0.0)
     for update in range(done, settings.updates):
-        batch = [train_set[i] for i in plan[update]]
+        started = time.perf_counter()
+        # the update's examples by length, so that a micro-batch pads little: the update's gradient is the
+        # sum over all of them whichever way they are grouped
+        batch = sorted((train_set[i] for i in plan[update]), key=lambda e: len(e.tokens))
         tokens = sum(len(e.tokens) - e.prompt for e in batch)  # each answer token weighs 1 / tokens
         total = 0.0
         for start in range(0, len(batch), settings.micro_batch):
@@ -135,10 +143,13 @@ def train(
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         history.train.append((update + 1, total / tokens))
+        checkpoint = time.perf_counter()
+        seconds["updates"] += checkpoint - started
         if (update + 1) % settings.checkpoint_every == 0 or update + 1 == settings.updates:
             history.validation.append((update + 1, mean_loss(model, validation, pad, settings)))
             save_checkpoint(out, update + 1, model, optimizer, history)
-    return select(out, base, history, settings, about or {}, time.perf_counter() - started)
+            seconds["checkpoints"] += time.perf_counter() - checkpoint
+    return select(out, base, history, settings, about or {}, seconds)
 
 
 def checkpoint_folder(out: Path, update: int) -> Path:
@@ -189,7 +200,7 @@ def restore(folder: Path, model: Any, optimizer: Any) -> tuple[int, History]:
 
 
 def select(
-    out: Path, base: Path, history: History, settings: Settings, about: dict[str, Any], seconds: float
+    out: Path, base: Path, history: History, settings: Settings, about: dict[str, Any], seconds: dict[str, float]
 ) -> dict[str, Any]:
     """Copy the checkpoint of least validation loss (the first of equals) to `<out>/adapter/` and write
     the manifest beside it."""
@@ -209,7 +220,8 @@ def select(
         "selected_update": update,
         "validation_loss": loss,
         "history": asdict(history),
-        "seconds": round(seconds, 3),  # this process's share of the training (a resumed one: since it resumed)
+        # this process's (a resumed one's: since it resumed): in updates, and in validation and checkpoints
+        "seconds": {name: round(value, 3) for name, value in seconds.items()},
     }
     manifest["adapter_digest"] = digest(sorted((p.name, file_digest(p)) for p in chosen.iterdir()))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
