@@ -9,6 +9,9 @@ wildcard_constraints:
     suite=r"[^/]+",
     task=r"[^/]+",
     viewset=r"[^/]+",
+    corpus=r"[^/]+",
+    training=r"[^/]+",
+    seed=r"\d+",
     controller=r"[^/]+",
     method=METHOD_FIELD,
     population=r"\d+",
@@ -20,6 +23,7 @@ include: "rules/episodes.smk"
 include: "rules/aggregate.smk"
 include: "rules/report.smk"
 include: "rules/viewsets.smk"
+include: "rules/train.smk"
 
 
 # Cheap aggregation runs where Snakemake runs (on SLURM: not worth a job's ~6 s start-up); the
@@ -43,3 +47,4 @@ rule all:
         list(JOB_BY_SUMMARY),
         STUDY_PAGES,
         VIEWSET_REPORTS,
+        TRAINED,

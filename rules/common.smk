@@ -18,10 +18,11 @@ except PluginError as exc:
     raise WorkflowError(str(exc)) from None
 
 from hivebench.waggle.study.plays import block_plays, has_tables
-from hivebench.cells import expand_jobs
+from hivebench.cells import expand_jobs, seed_list
 from hivebench.config import (
     ConfigError,
     controller_entry,
+    corpus_parts,
     load,
     method_entry,
     read_yaml,
@@ -31,6 +32,8 @@ from hivebench.config import (
 )
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
+from hivebench.models.builtin import BUILTIN
+from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
     BLOCK_LOG,
     BLOCK_RECORD,
@@ -391,10 +394,15 @@ VIEWSET_DIR = "results/viewsets/{viewset}"
 VIEWSET_REPORTS = [f"reports/viewsets/{name}/evaluation.{suffix}" for name in VIEWSETS for suffix in ("csv", "md", "tex")]
 
 
+def jobs_showing(study, method):
+    """The jobs of a study's method: those whose cells showed the views it keeps."""
+    return [job for job in JOBS[study] if job.shared["method"]["name"] == method]
+
+
 def showing_jobs(wildcards):
     """The jobs of the view set's study and method: those whose cells showed the views."""
     viewset = VIEWSETS[wildcards.viewset]
-    return [job for job in JOBS[viewset["study"]] if job.shared["method"]["name"] == viewset["method"]]
+    return jobs_showing(viewset["study"], viewset["method"])
 
 
 def viewset_jobs(wildcards):
@@ -402,13 +410,18 @@ def viewset_jobs(wildcards):
     return [job.summary_path for job in showing_jobs(wildcards)]
 
 
-def viewset_cells(wildcards):
-    """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
+def views_tables(jobs):
+    """The views tables of the jobs' cells, as viewset.read_views takes them."""
     return [
         {"path": side_path(cell_path(cell), "views"), **table_fields(cell), "seed": cell["seed"]}
-        for job in showing_jobs(wildcards)
+        for job in jobs
         for cell in job.cells()
     ]
+
+
+def viewset_cells(wildcards):
+    """The views tables of the view set's study's cells of its method, as viewset.sample takes them."""
+    return views_tables(showing_jobs(wildcards))
 
 
 def controller_params(controller):
@@ -437,3 +450,52 @@ def viewset_records(wildcards):
     which = ["views", "orbit"] if viewset["orbit"] else ["views"]
     folder = VIEWSET_DIR.format(viewset=wildcards.viewset)
     return {(c, w): f"{folder}/{c}/{w}.parquet" for c in viewset_controllers(CONFIG, viewset) for w in which}
+
+
+# Training the local law (rules/train.smk) ---------------------------------------------------------
+
+CORPORA = CONFIG["corpora"]
+TRAININGS = CONFIG["trainings"]
+TRAINED = [
+    f"models/trained/{name}/seed{seed}/manifest.json"
+    for name, training in TRAININGS.items()
+    for seed in seed_list(training["seeds"])
+]
+
+
+def corpus_jobs(wildcards):
+    """The job summaries of every study and method a corpus draws its views from."""
+    parts = corpus_parts(CORPORA[wildcards.corpus])
+    return [job.summary_path for _, _, spec in parts for job in jobs_showing(spec["study"], spec["method"])]
+
+
+def corpus_sources(wildcards):
+    """Per part of the corpus (suite, native | synthetic): its sizes and its cells' views tables."""
+    return [
+        {"suite": suite, "part": part, **spec, "cells": views_tables(jobs_showing(spec["study"], spec["method"]))}
+        for suite, part, spec in corpus_parts(CORPORA[wildcards.corpus])
+    ]
+
+
+def teacher_params(corpus):
+    """The teacher: "rule", or its waggle method's parameters as a cell would hold them."""
+    teacher = CORPORA[corpus]["teacher"]
+    return teacher if teacher == "rule" else controller_params(teacher)
+
+
+def teacher_inputs(wildcards):
+    """A model teacher's converted model folder, where a rule of the workflow makes it."""
+    params = teacher_params(wildcards.corpus)
+    return [] if params == "rule" else METHODS["waggle"].hooks.job_inputs(params)
+
+
+def student_folder(training):
+    """The training's base model: a builtin's converted folder, or the config's own folder."""
+    model = TRAININGS[training]["model"]
+    return str(builtin_folder(model)) if model in BUILTIN else str(Path(CONFIG_SOURCE).parent / model)
+
+
+def distill_settings(wildcards):
+    """The training's settings for `hivebench distill` (its seed the wildcard's)."""
+    settings = {k: v for k, v in TRAININGS[wildcards.training].items() if k not in ("corpus", "model", "seeds")}
+    return canonical_json({**settings, "seed": int(wildcards.seed)})

@@ -11,6 +11,8 @@ from hivebench.models.builtin import folder
 rule prepare_model:
     output:
         directory(str(folder("{model}"))),
+    wildcard_constraints:
+        model=r"[^/]+",  # a builtin's folder, never a file under models/trained/
     priority: FIRST
     resources:
         runtime=30,

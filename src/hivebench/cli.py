@@ -419,6 +419,63 @@ def cmd_viewset_decide(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_corpus_label(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.train.label import RULE, acceptance, model_labels, rule_labels
+    from hivebench.waggle.study.viewset import write
+
+    views = pd.read_parquet(args.views)
+    teacher = json.loads(args.teacher)
+    out = Path(args.out)
+    if teacher == RULE:
+        labels = rule_labels(views)
+    else:
+        labels = model_labels(views, teacher, out.with_suffix(".calls.jsonl"), args.seed)
+    write(labels, out)
+    acceptance(labels).to_csv(args.acceptance, index=False)
+    print(f"{out}: {int(labels['accepted'].sum())} of {len(labels)} records accepted")
+    return 0
+
+
+def cmd_distill(args: argparse.Namespace) -> int:
+    import pandas as pd
+    from transformers import AutoTokenizer
+
+    from hivebench.ids import digest
+    from hivebench.train.distill import Settings, train
+    from hivebench.train.examples import encode
+
+    labels = pd.read_parquet(args.labels)
+    accepted = labels[labels["accepted"]]
+    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+    def examples(split: str) -> list:
+        rows = accepted[accepted["split"] == split]
+        return [
+            encode(tokenizer, json.loads(v), json.loads(a), json.loads(r))
+            for v, a, r in zip(rows["view"], rows["actions"], rows["record"])
+        ]
+
+    train_set, validation = examples("train"), examples("validation")
+    if not train_set or not validation:
+        print(
+            f"hivebench distill: error: {args.labels}: {len(train_set)} accepted train and {len(validation)} "
+            "validation records; training needs both",
+            file=sys.stderr,
+        )
+        return 2
+    settings = Settings(**json.loads(args.settings))
+    about = {"training": args.training, "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist())}
+    manifest = train(Path(args.model), pad, train_set, validation, settings, Path(args.out), about)
+    print(
+        f"{args.out}: update {manifest['selected_update']} of {settings.updates} selected, validation loss "
+        f"{manifest['validation_loss']:.4f} ({len(train_set)} train, {len(validation)} validation examples)"
+    )
+    return 0
+
+
 def cmd_viewset_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -595,6 +652,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative, default=0, help="draws each request's sample index")
     p.add_argument("--out", required=True, help="the records (Parquet); the response cache goes beside it")
     p.set_defaults(func=cmd_viewset_decide)
+
+    p = sub.add_parser("corpus-label", help="the teacher's record for every view of a decision corpus")
+    p.add_argument("--views", required=True, help="the corpus (Parquet)")
+    p.add_argument("--teacher", required=True, help='JSON: "rule", or a waggle method\'s parameters')
+    p.add_argument("--seed", type=non_negative, default=0, help="a model teacher's sample indices")
+    p.add_argument("--out", required=True, help="the labels (Parquet); a model's response cache goes beside it")
+    p.add_argument("--acceptance", required=True, help="records accepted per suite, class and split (CSV)")
+    p.set_defaults(func=cmd_corpus_label)
+
+    p = sub.add_parser("distill", help="train a LoRA adapter on a labelled corpus's accepted records")
+    p.add_argument("--labels", required=True, help="the labelled corpus (Parquet)")
+    p.add_argument("--model", required=True, help="the base model's transformers folder")
+    p.add_argument("--settings", required=True, help="JSON: hivebench.train.distill.Settings")
+    p.add_argument("--training", default="", help="the training's name, for the manifest")
+    p.add_argument("--out", required=True, help="the folder: checkpoints/, adapter/, manifest.json")
+    p.set_defaults(func=cmd_distill)
 
     p = sub.add_parser("viewset-report", help="score controllers' records on a view set")
     p.add_argument("--views", required=True, help="the view set (Parquet)")

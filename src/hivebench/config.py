@@ -366,8 +366,8 @@ def validate(config: Config, source: str) -> Config:
 def select_methods(config: Config, names: list[str], source: str) -> Config:
     """A validated config cut down to some of its methods (`--config methods=a,b`: the classical
     controls of a matrix whose model servers are not up yet): each study keeps those it lists, a
-    study left with none is dropped, and so are the contrasts and view sets that name another. The
-    cells are the same as the whole config's: a later run of the whole keeps them."""
+    study left with none is dropped, and so are the contrasts, view sets, corpora (and their trainings)
+    that name another. The cells are the same as the whole config's: a later run of the whole keeps them."""
     unknown = [name for name in names if name not in config["methods"]]
     if unknown:
         raise ConfigError(
@@ -395,6 +395,16 @@ def select_methods(config: Config, names: list[str], source: str) -> Config:
         for name, viewset in config["viewsets"].items()
         if viewset["study"] in kept["studies"] and {viewset["method"], *viewset["controllers"]} <= set(names)
     }
+    kept["corpora"] = {
+        name: corpus
+        for name, corpus in config["corpora"].items()
+        if all(
+            spec["study"] in kept["studies"] and spec["method"] in kept["studies"][spec["study"]]["methods"]
+            for _, _, spec in corpus_parts(corpus)
+        )
+        and corpus["teacher"] in ("rule", *names)
+    }
+    kept["trainings"] = {name: t for name, t in config["trainings"].items() if t["corpus"] in kept["corpora"]}
     if not kept["studies"]:
         raise ConfigError(source, [f"--config methods: no study runs any of {', '.join(names)}"])
     return kept
@@ -472,6 +482,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     yield from _name_problems(config)
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
+    yield from _training_problems(config, base)
     resolved = {}
     asked: set[tuple[str, str]] = set()  # (method, suite) pairs asked for their suite problems
     for name, task in config["tasks"].items():
@@ -565,6 +576,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield f"studies: the config expands to {cells:,} cells; the limit is {MAX_CELLS:,}"
     used = {m for study in config["studies"].values() for m in study["methods"]}
     used |= {c for viewset in config["viewsets"].values() for c in viewset["controllers"]}  # in no study, maybe
+    used |= {corpus["teacher"] for corpus in config["corpora"].values()}
     for name in sorted(used & set(config["methods"])):
         yield from _method_problems(name, config["methods"][name], base)
 
@@ -767,27 +779,14 @@ def _anchor_problems(config: Config, base: Path) -> Iterator[str]:
 def _viewset_problems(config: Config) -> Iterator[str]:
     """A view set's study and method (one that keeps the views it shows), its controllers (waggle
     methods) and its reference (one of them)."""
-    from hivebench.registry import METHODS
 
     for name, viewset in config["viewsets"].items():
         where = f"viewsets.{name}"
         study = config["studies"].get(viewset["study"])
         if study is None:
             yield f"{where}.study: unknown study {viewset['study']!r} (defined: {', '.join(sorted(config['studies']))})"
-        elif viewset["method"] not in study["methods"]:
-            yield f"{where}.method: {viewset['method']!r} is not one of study {viewset['study']!r}'s methods"
         else:
-            kind = config["methods"].get(viewset["method"], {}).get("kind")
-            if kind is not None and not any("views" in impl.tables for impl in METHODS[kind].impls.values()):
-                yield (
-                    f"{where}.method: {viewset['method']!r} (kind {kind}) shows no views: a method on the view "
-                    "runtime (waggle, scripted_controller) keeps them"
-                )
-            elif kind is not None:
-                for label, entry in replicate_entries(config["methods"][viewset["method"]]):
-                    if not entry.get("keep_views"):
-                        which = "" if label is None else f" (its replicate {label!r})"
-                        yield f"{where}.method: {viewset['method']!r}{which} keeps no views: set its keep_views: true"
+            yield from _showing_problems(config, where, viewset["study"], viewset["method"])
         for i, controller in enumerate(viewset["controllers"]):
             kind = config["methods"].get(controller, {}).get("kind")
             if kind != "waggle":
@@ -800,6 +799,120 @@ def _viewset_problems(config: Config) -> Iterator[str]:
                 f"{where}.reference: {viewset['reference']!r} is not one of the view set's controllers "
                 f"({', '.join(known)}: a method with replicates is one controller per replicate, name@replicate)"
             )
+
+
+def _showing_problems(config: Config, where: str, study: str, method: str) -> Iterator[str]:
+    """A study's method that shows views to keep: one of the study's, on the view runtime, keeping
+    them in every replicate (`where`: the entry naming it; its `.method` key is the one at fault)."""
+    from hivebench.registry import METHODS
+
+    if method not in config["studies"][study]["methods"]:
+        yield f"{where}.method: {method!r} is not one of study {study!r}'s methods"
+        return
+    kind = config["methods"].get(method, {}).get("kind")
+    if kind is not None and not any("views" in impl.tables for impl in METHODS[kind].impls.values()):
+        yield (
+            f"{where}.method: {method!r} (kind {kind}) shows no views: a method on the view runtime (waggle, "
+            "scripted_controller) keeps them"
+        )
+    elif kind is not None:
+        for label, entry in replicate_entries(config["methods"][method]):
+            if not entry.get("keep_views"):
+                which = "" if label is None else f" (its replicate {label!r})"
+                yield f"{where}.method: {method!r}{which} keeps no views: set its keep_views: true"
+
+
+def corpus_parts(corpus: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """A corpus's parts: (suite, native | synthetic, its study and method and sizes)."""
+    return [(suite, part, spec) for suite, parts in corpus["suites"].items() for part, spec in parts.items()]
+
+
+def _training_problems(config: Config, base: Path) -> Iterator[str]:
+    """Corpora (their studies, methods, suites, sizes and teacher; training seeds that evaluation seeds
+    meet) and trainings (their corpus, batch and base model)."""
+    from hivebench.models.builtin import BUILTIN
+    from hivebench.registry import SUITE_OBJECTS, task_suite
+
+    for name, corpus in config["corpora"].items():
+        where = f"corpora.{name}"
+        for suite, part, spec in corpus_parts(corpus):
+            at = f"{where}.suites.{suite}.{part}"
+            study = config["studies"].get(spec["study"])
+            if suite not in SUITE_OBJECTS:
+                yield f"{where}.suites.{suite}: not a suite ({', '.join(sorted(SUITE_OBJECTS))})"
+            elif study is None:
+                yield f"{at}.study: unknown study {spec['study']!r} (defined: {', '.join(sorted(config['studies']))})"
+            else:
+                yield from _showing_problems(config, at, spec["study"], spec["method"])
+                other = sorted({task_suite(config["tasks"][t]["kind"]) for t in study["tasks"]} - {suite})
+                if other:
+                    yield f"{at}.study: {spec['study']!r} plays tasks of {', '.join(other)} too, not only {suite}'s"
+            if part == "synthetic" and spec["validation"] + spec["test"] >= spec["bundles"]:
+                held_out = f"{spec['validation']} validation and {spec['test']} test bundles"
+                yield f"{at}: {held_out} leave none of {spec['bundles']} to train on"
+        teacher = corpus["teacher"]
+        if teacher != "rule" and config["methods"].get(teacher, {}).get("kind") != "waggle":
+            yield f"{where}.teacher: {teacher!r} is neither rule nor a method of kind waggle (a model as the teacher)"
+        yield from _seed_overlap_problems(config, name)
+    for name, training in config["trainings"].items():
+        where = f"trainings.{name}"
+        if training["corpus"] not in config["corpora"]:
+            defined = ", ".join(sorted(config["corpora"])) or "none"
+            yield f"{where}.corpus: unknown corpus {training['corpus']!r} (defined: {defined})"
+        if training["micro_batch"] > training["batch"]:
+            yield f"{where}.micro_batch: {training['micro_batch']} a pass is more than the batch ({training['batch']})"
+        model = training["model"]
+        if model not in BUILTIN and not (base / model / "config.json").is_file():
+            yield (
+                f"{where}.model: {model!r} is neither a builtin model ({', '.join(BUILTIN)}) nor a transformers "
+                "model folder (no config.json there)"
+            )
+
+
+def task_identity(task: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two config tasks the same task for the seeds' disjointness: the kind and the suite's
+    own task (SwarmBench's and Silo-Bench's `task`, AgentsNet's problem and family), whatever else
+    differs (an intervention, the rounds: a seed is the same initial state under either)."""
+    return (task["kind"], task.get("task"), task.get("problem"), task.get("family"))
+
+
+def study_seeds(study: dict[str, Any], method: str | None = None) -> set[int]:
+    """The seeds a study plays (one method's, or every method's)."""
+    from hivebench.cells import seed_list
+
+    methods = study["methods"] if method is None else [method]
+    return {s for m in methods for s in seed_list(study.get("method_seeds", {}).get(m, study["seeds"]))}
+
+
+def _seed_overlap_problems(config: Config, corpus: str) -> Iterator[str]:
+    """A corpus's training seeds that an evaluation study (one no corpus draws from) plays on the same
+    task and N: "Native decision views and all sequential rollouts use collection seeds disjoint from
+    formal evaluation"."""
+    training = {spec["study"] for c in config["corpora"].values() for _, _, spec in corpus_parts(c)}
+    tasks = config["tasks"]
+    for suite, part, spec in corpus_parts(config["corpora"][corpus]):
+        study = config["studies"].get(spec["study"])
+        if study is None or spec["method"] not in study["methods"]:
+            continue
+        seeds = study_seeds(study, spec["method"])
+        for name, other in config["studies"].items():
+            if name in training:
+                continue
+            met = set()
+            for task in study["tasks"]:
+                for evaluated in other["tasks"]:
+                    if task_identity(tasks[task]) != task_identity(tasks[evaluated]):
+                        continue
+                    for n in sorted(set(study["populations"]) & set(other["populations"])):
+                        common = seeds & study_seeds(other)
+                        if common and (task, n) not in met:
+                            met.add((task, n))
+                            shown = ", ".join(map(str, sorted(common)[:5])) + (" ..." if len(common) > 5 else "")
+                            yield (
+                                f"corpora.{corpus}.suites.{suite}.{part}.study: study {spec['study']!r} plays task "
+                                f"{task!r} at N = {n} on seeds {shown}, which study {name!r} evaluates "
+                                f"({evaluated!r}): training seeds must be disjoint from evaluation seeds"
+                            )
 
 
 def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
