@@ -24,7 +24,7 @@ from hivebench.config import validate
 from hivebench.engine.loop import play_block
 from hivebench.models.builtin import prepare
 from hivebench.train.distill import Settings, load_student, train
-from hivebench.train.examples import Example, encode, padded
+from hivebench.train.examples import Example, encode, pad_id, padded
 from hivebench.train.schedule import schedule
 from hivebench.train.teacher import record
 
@@ -103,7 +103,7 @@ def main() -> None:
     if not (base / "config.json").is_file():
         prepare(MODEL, base)
     tokenizer = AutoTokenizer.from_pretrained(base)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
     data = examples(tokenizer)
     settings = Settings(
         rank=16,

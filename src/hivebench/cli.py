@@ -444,12 +444,12 @@ def cmd_distill(args: argparse.Namespace) -> int:
 
     from hivebench.ids import digest
     from hivebench.train.distill import Settings, train
-    from hivebench.train.examples import encode
+    from hivebench.train.examples import encode, pad_id
 
     labels = pd.read_parquet(args.labels)
     accepted = labels[labels["accepted"]]
     tokenizer = AutoTokenizer.from_pretrained(args.model)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = pad_id(tokenizer)
 
     def examples(split: str) -> list:
         rows = accepted[accepted["split"] == split]

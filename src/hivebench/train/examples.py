@@ -36,6 +36,12 @@ def encode(tokenizer: Any, view: dict[str, Any], actions: list[str], record: dic
     return Example(prompt + answer, len(prompt))
 
 
+def pad_id(tokenizer: Any) -> int:
+    """The token a micro-batch is padded with: the tokenizer's own, else its end token (SmolLM2's has
+    none; padded positions carry no loss and are masked either way)."""
+    return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+
+
 def padded(examples: list[Example], pad: int) -> tuple[Any, Any, Any]:
     """A micro-batch right-padded: (input ids, attention mask, labels), the padding without loss."""
     import torch

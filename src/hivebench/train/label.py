@@ -17,7 +17,7 @@ import pandas as pd
 from hivebench.ids import canonical_json
 from hivebench.train.teacher import record
 from hivebench.waggle.runtime.records import Decisions, parse
-from hivebench.waggle.study.viewset import ViewBlock, decide
+from hivebench.waggle.study.viewset import decide, view_blocks
 
 RULE = "rule"  # the rule teacher's name in a config
 
@@ -27,8 +27,7 @@ def rule_labels(corpus: pd.DataFrame) -> pd.DataFrame:
     held = corpus["held_before"].astype("object").where(corpus["held_before"].notna(), None)
     records = [record(json.loads(v), None if h is None else int(h)) for v, h in zip(corpus["view"], held)]
     codes: list[str | None] = [None] * len(corpus)
-    for actions, positions in corpus.groupby("actions", sort=False).indices.items():
-        block = ViewBlock([json.loads(corpus["view"].iloc[p]) for p in positions], tuple(json.loads(actions)))
+    for positions, block in view_blocks(corpus):
         decisions = Decisions.private(block.proposal)
         for agent, p in enumerate(positions):
             decisions.put(agent, parse(records[p], block.actions))

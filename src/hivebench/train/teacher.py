@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from hivebench.waggle.runtime.gate import Gate, claims
-from hivebench.waggle.runtime.records import BIN_MAX, COMPASS, NONE, TRACE_PARTS
+from hivebench.waggle.runtime.records import BIN_MAX
+from hivebench.waggle.runtime.view import trace_values
 
 CLASSES = ("private", "unresolved", "fresh", "relay", "conflict", "reopen", "synthesis", "wait")  # the paper's order
 WAIT_ACTIONS = frozenset({"HOLD", "STAY"})  # the adapters' wait actions (Silo-Bench, AgentsNet; SwarmBench)
@@ -76,13 +77,7 @@ def ready_claims(incident: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The incident claims the candidate-ready gate passes, each with its total support, most first."""
     if not incident:
         return []
-    rows = np.array(
-        [
-            [*(t[p] for p in TRACE_PARTS[:-1]), COMPASS.index(t["direction"]) if "direction" in t else NONE]
-            for t in incident
-        ],
-        dtype=np.int64,
-    )
+    rows = np.array([trace_values(t) for t in incident], dtype=np.int64)
     grouped = claims(np.zeros(len(rows), dtype=np.int64), rows)
     ready = grouped.ready(GATE)
     found = [{"claim": int(c), "support": int(s)} for c, s in zip(grouped.claim[ready], grouped.support[ready])]

@@ -174,7 +174,6 @@ class WaggleRuntime(Policy):
         running = adapter.running(observation)
         incident = self._update(observation, running)
         context = Context(self, observation, proposal, evidence, incident, running)
-        context.frames = self._frames(context)
         self._count_deliveries(context)
         if self.intervened(context):  # traces written before the counterevidence, still held
             context.count("stale_traces_held", incident.receiver[incident.rows[:, WRITTEN] < self.intervention])
@@ -215,23 +214,19 @@ class WaggleRuntime(Policy):
         self.formal.commitment(context, decisions)
         return decisions
 
-    def _frames(self, context: Context) -> np.ndarray:
-        """The frames delivered this round, as sender * agents + receiver, sorted: the task's own
-        messages and the field's traces (a sender's task message and trace to one receiver in one round
-        are one frame); none to an episode that has ended."""
+    def _count_deliveries(self, context: Context) -> None:
+        """Receiver-delivered messages this round, none to an episode that has ended: the task's own,
+        and frames (a sender's task message and trace to one receiver in one round are one frame), kept
+        as `context.frames` (sender * agents + receiver, sorted) for the views that list them."""
         sender, receiver = self.adapter.heard(context.observation)
         mine = context.running[receiver // self.block.n]
         sender, receiver = sender[mine], receiver[mine]
+        context.count("native_deliveries", receiver)
         if self.trace_field is not None:
             arrived = self.trace_field.arrived
             sender = np.concatenate([sender, arrived[:, 1]])
             receiver = np.concatenate([receiver, arrived[:, 0]])
-        return np.unique(sender.astype(np.int64) * self.block.agents + receiver)
-
-    def _count_deliveries(self, context: Context) -> None:
-        """Receiver-delivered messages this round: the task's own, and frames."""
-        _, receiver = self.adapter.heard(context.observation)
-        context.count("native_deliveries", receiver[context.running[receiver // self.block.n]])
+        context.frames = np.unique(sender.astype(np.int64) * self.block.agents + receiver)
         context.count("delivered_frames", context.frames % self.block.agents)
         if 0 <= self.intervention < context.step:  # sent once the counterevidence was there to see
             context.count("post_conflict_frames", context.frames % self.block.agents)

@@ -30,6 +30,12 @@ def trace_json(trace: np.ndarray) -> dict[str, Any]:
     return record
 
 
+def trace_values(record: dict[str, Any]) -> list[int]:
+    """A trace as a view shows it, back to its seven numbers (trace_json's inverse)."""
+    direction = COMPASS.index(record["direction"]) if "direction" in record else NONE
+    return [*(int(record[part]) for part in TRACE_PARTS[:DIRECTION]), direction]
+
+
 def local_view(
     contract: dict[str, Any],
     private: dict[str, Any],

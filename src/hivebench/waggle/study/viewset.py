@@ -33,7 +33,8 @@ from hivebench.models.open import decider_for
 from hivebench.waggle.runtime.adapter import Evidence
 from hivebench.waggle.runtime.admit import Admitted, admit, keys
 from hivebench.waggle.runtime.field import WIDTH, Incident
-from hivebench.waggle.runtime.records import CLAIM_MAX, COMPASS, MODES, NONE, TRACE_PARTS, Decisions, parse
+from hivebench.waggle.runtime.records import CLAIM_MAX, COMPASS, MODES, NONE, Decisions, parse
+from hivebench.waggle.runtime.view import trace_values
 
 SOURCE = ("study", "suite", "task", "method", "population", "seed", "step", "agent")  # where a view was shown
 HANDLES = 256  # channel handles an orbit draws from (the field's pool)
@@ -80,11 +81,7 @@ class ViewBlock:
         self.refuted = np.unique(
             keys(np.array([i for i, _ in refuted], dtype=np.int64), np.array([c for _, c in refuted], dtype=np.int64))
         )
-        rows = [
-            [i, NONE, *(t[p] for p in TRACE_PARTS[:-1]), COMPASS.index(t["direction"]) if "direction" in t else NONE, 0]
-            for i, v in enumerate(views)
-            for t in v["incident_fields"]
-        ]
+        rows = [[i, NONE, *trace_values(t), 0] for i, v in enumerate(views) for t in v["incident_fields"]]
         self.incident = Incident(np.array(rows, dtype=np.int64).reshape(-1, WIDTH))
         self.channels = np.unique(keys(self.incident.receiver, self.incident.traces[:, 0]))
 
@@ -117,7 +114,7 @@ def decide(views: pd.DataFrame, params: dict[str, Any], cache: str | Path, seed:
     out = pd.DataFrame(
         index=views.index, columns=["rung", "first_code", "calls", "input_tokens", "output_tokens", "record"]
     )
-    for positions, block in _blocks(views):
+    for positions, block in view_blocks(views):
         draws = {i: (int(samples[p]), 0) for i, p in enumerate(positions)}
         ladder = Ladder(block.actions, block.proposal, block.check)
         _, turns = ask(decider, sampling, dict(enumerate(block.views)), block.actions, draws, ladder)
@@ -201,7 +198,7 @@ def evaluate(
     modes' shares; against `reference` (one of `records`): six-mode macro-F1 and exact full-record
     match (%); with its records on the orbit views (`orbits[name]`: those views and those records):
     the share of views whose orbit record is their record relabelled (%)."""
-    blocks = _blocks(views)
+    blocks = view_blocks(views)
     modes = {name: _modes(blocks, r["record"].tolist()) for name, r in records.items()}
     rows = []
     for name, r in records.items():
@@ -225,7 +222,7 @@ def evaluate(
     return pd.DataFrame(rows)
 
 
-def _blocks(views: pd.DataFrame) -> list[tuple[list[int], ViewBlock]]:
+def view_blocks(views: pd.DataFrame) -> list[tuple[list[int], ViewBlock]]:
     """The views as blocks, one per set of action names, each with the views' positions."""
     blocks = []
     for actions_json, group in views.groupby("actions", sort=False):
