@@ -283,6 +283,19 @@ def test_the_seal_covers_every_hivebench_key_and_the_columns():
     assert sealed({k: v for k, v in metadata.items() if k != HASH_KEY})[SEAL_KEY] != seal
 
 
+def test_a_cell_file_with_a_list_column_reads_back_whole(tmp_path):
+    """A model method's cells keep each decision's cache keys as a list column: Arrow names its items
+    `item` and Parquet `element`, and the seal must hold across the two (else every such cell reran)."""
+    import pyarrow as pa
+
+    table = pa.table({"agent": [0, 1], "call_keys": pa.array([["k1", "k2"], None], pa.list_(pa.string()))})
+    metadata = {CELL_KEY: b"{}", HASH_KEY: b"abc", SUMMARY_KEY: b'{"x": 1}'}
+    path = tmp_path / "s0.parquet"
+    write_atomic(table.replace_schema_metadata(sealed(metadata, table.schema)), path)
+    assert str(pq.read_schema(path).field("call_keys").type) == "list<element: string>"  # renamed on disk
+    assert read_cell(path, "abc") == ({"x": 1}, {})
+
+
 def test_a_cell_file_of_another_cell_is_damage_to_the_quick_check_once_its_job_recorded_its_cells(blocks):
     block = blocks[0]
     run(block)

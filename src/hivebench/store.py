@@ -98,7 +98,15 @@ def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:
 def schema_text(schema: pa.Schema) -> bytes:
     """A table's columns as the seal covers them: each one's name, type and nullability (the schema
     without its metadata, which the seal covers key by key)."""
-    return json.dumps([[f.name, str(f.type), f.nullable] for f in schema], ensure_ascii=False).encode()
+    return json.dumps([[f.name, type_text(f.type), f.nullable] for f in schema], ensure_ascii=False).encode()
+
+
+def type_text(kind: pa.DataType) -> str:
+    """A column's type without the name of a list's items: Arrow calls them `item` and Parquet
+    `element`, so a list column written by one reads back named by the other."""
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return f"list<{type_text(kind.value_type)}>"
+    return str(kind)
 
 
 def seal(metadata: dict[bytes, bytes], schema: pa.Schema | None = None) -> bytes:
