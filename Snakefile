@@ -48,3 +48,4 @@ rule all:
         STUDY_PAGES,
         VIEWSET_REPORTS,
         TRAINED,
+        TRAINING_REPORTS,

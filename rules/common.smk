@@ -23,6 +23,7 @@ from hivebench.config import (
     ConfigError,
     controller_entry,
     corpus_parts,
+    filled_method,
     load,
     method_entry,
     read_yaml,
@@ -32,6 +33,7 @@ from hivebench.config import (
 )
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
+from hivebench.models.adapter import MANIFEST, trained_folder
 from hivebench.models.builtin import BUILTIN
 from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
@@ -457,10 +459,11 @@ def viewset_records(wildcards):
 CORPORA = CONFIG["corpora"]
 TRAININGS = CONFIG["trainings"]
 TRAINED = [
-    f"models/trained/{name}/seed{seed}/manifest.json"
+    str(trained_folder(name, seed) / MANIFEST)
     for name, training in TRAININGS.items()
     for seed in seed_list(training["seeds"])
 ]
+TRAINING_REPORTS = [f"reports/trainings/{name}/index.html" for name in TRAININGS]
 
 
 def corpus_jobs(wildcards):
@@ -493,6 +496,38 @@ def student_folder(training):
     """The training's base model: a builtin's converted folder, or the config's own folder."""
     model = TRAININGS[training]["model"]
     return str(builtin_folder(model)) if model in BUILTIN else str(Path(CONFIG_SOURCE).parent / model)
+
+
+def training_manifests(training):
+    return [str(trained_folder(training, seed) / MANIFEST) for seed in seed_list(TRAININGS[training]["seeds"])]
+
+
+def test_views(training):
+    return f"results/corpora/{TRAININGS[training]['corpus']}/test.parquet"
+
+
+def tested(training):
+    """Whether the training's corpus holds test bundles (its students are then decided on them)."""
+    parts = corpus_parts(CORPORA[TRAININGS[training]["corpus"]])
+    return any(part == "synthetic" and spec["test"] > 0 for _, part, spec in parts)
+
+
+def training_students(training):
+    """The records of each student on the test views: the untrained model's and each seed's adapter's."""
+    names = ["untrained", *(f"seed{seed}" for seed in seed_list(TRAININGS[training]["seeds"]))]
+    return {name: f"results/trainings/{training}/{name}/test.parquet" for name in names} if tested(training) else {}
+
+
+def student_params(training, student):
+    """The `waggle` parameters a student decides with: the training's base model (greedy, the training's
+    precision and threads), with the adapter of a training seed (`seed<n>`) or none (`untrained`)."""
+    settings = TRAININGS[training]
+    model = settings["model"] if settings["model"] in BUILTIN else student_folder(training)
+    entry = {"kind": "waggle", "backend": "transformers", "model": model, "dtype": settings["dtype"]}
+    entry["threads"] = settings["threads"]
+    if student != "untrained":
+        entry |= {"adapter": training, "adapter_seed": int(student.removeprefix("seed"))}
+    return METHODS["waggle"].hooks.resolve(filled_method(entry), Path(CONFIG_SOURCE).parent)
 
 
 def distill_settings(wildcards):

@@ -28,6 +28,7 @@ rule corpus_labels:
     output:
         labels="results/corpora/{corpus}/labels.parquet",
         acceptance="results/corpora/{corpus}/acceptance.csv",
+        test="results/corpora/{corpus}/test.parquet",
     params:
         teacher=lambda wildcards: json.dumps(teacher_params(wildcards.corpus)),
         seed=lambda wildcards: CORPORA[wildcards.corpus]["seed"],
@@ -37,7 +38,7 @@ rule corpus_labels:
         "logs/corpora/{corpus}/labels.log",
     shell:
         "hivebench corpus-label --views {input.views:q} --teacher {params.teacher:q} --seed {params.seed}"
-        " --out {output.labels:q} --acceptance {output.acceptance:q} > {log:q} 2>&1"
+        " --out {output.labels:q} --acceptance {output.acceptance:q} --test {output.test:q} > {log:q} 2>&1"
 
 
 rule distill:
@@ -48,7 +49,7 @@ rule distill:
         "models/trained/{training}/seed{seed}/manifest.json",
     params:
         settings=distill_settings,
-        out=lambda wildcards: f"models/trained/{wildcards.training}/seed{wildcards.seed}",
+        out=lambda wildcards: str(trained_folder(wildcards.training, wildcards.seed)),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
         runtime=24 * 60,
@@ -60,3 +61,52 @@ rule distill:
     shell:
         "hivebench distill --labels {input.labels:q} --model {input.model:q} --settings {params.settings:q}"
         " --training {wildcards.training:q} --out {params.out:q} > {log:q} 2>&1"
+
+
+# The students on the corpus's test views: the untrained base model and each training seed's adapter,
+# greedy through the admission ladder (as view sets' controllers are), replies through a response cache.
+rule student_decide:
+    input:
+        views=lambda wildcards: test_views(wildcards.training),
+        model=lambda wildcards: METHODS["waggle"].hooks.job_inputs(student_params(wildcards.training, wildcards.student)),
+    output:
+        "results/trainings/{training}/{student}/test.parquet",
+    wildcard_constraints:
+        student=r"untrained|seed\d+",
+    params:
+        method=lambda wildcards: json.dumps(student_params(wildcards.training, wildcards.student)),
+        seed=lambda wildcards: CORPORA[TRAININGS[wildcards.training]["corpus"]]["seed"],
+    threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
+    resources:
+        runtime=240,
+        mem_mb=8000,
+    conda:
+        CONDA_ENV
+    log:
+        "logs/trainings/{training}/{student}/test.log",
+    shell:
+        "hivebench viewset-decide --params {params.method:q} --views {input.views:q} --seed {params.seed}"
+        " --out {output:q} > {log:q} 2>&1"
+
+
+# The training's report: loss curves, the corpus table and the students side by side (train/report.py).
+rule training_report:
+    input:
+        manifests=lambda wildcards: training_manifests(wildcards.training),
+        acceptance=lambda wildcards: f"results/corpora/{TRAININGS[wildcards.training]['corpus']}/acceptance.csv",
+        students=lambda wildcards: list(training_students(wildcards.training).values()),
+        test=lambda wildcards: [test_views(wildcards.training)] if tested(wildcards.training) else [],
+    output:
+        "reports/trainings/{training}/index.html",
+    params:
+        test=lambda wildcards: f"--test {test_views(wildcards.training)}" if tested(wildcards.training) else "",
+        students=lambda wildcards: [f"{name}={path}" for name, path in training_students(wildcards.training).items()],
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/trainings/{training}/report.log",
+    shell:
+        "hivebench training-report --training {wildcards.training:q} --manifests {input.manifests:q}"
+        " --acceptance {input.acceptance:q} {params.test} --students {params.students:q}"
+        " --out reports/trainings/{wildcards.training:q} > {log:q} 2>&1"

@@ -28,7 +28,7 @@ def config(model: str) -> dict:
             "fixedswarm": {"kind": "fixedswarm"},
         },
         "studies": {
-            "bundles": {"tasks": ["silo26", "silo04", "silo11"], "methods": ["rule"], "populations": [16], "seeds": 32},
+            "bundles": {"tasks": ["silo26", "silo04", "silo11"], "methods": ["rule"], "populations": [16], "seeds": 48},
             "evaluation": {"tasks": ["silo26"], "methods": ["fixedswarm"], "populations": [16], "seeds": [500, 501]},
         },
         "corpora": {
@@ -39,10 +39,10 @@ def config(model: str) -> dict:
                         "synthetic": {
                             "study": "bundles",
                             "method": "rule",
-                            "bundles": 2,
+                            "bundles": 3,
                             "seeds_per_bundle": 8,
                             "validation": 1,
-                            "test": 0,
+                            "test": 1,
                         },
                     }
                 }
@@ -71,13 +71,37 @@ def test_a_corpus_is_labelled_and_an_adapter_trained_through_snakemake(tiny_mode
     run = subprocess.run(snakemake_command(tmp_path, "--cores", "2"), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     labels = pd.read_parquet(tmp_path / "results/corpora/small/labels.parquet")
-    assert len(labels) == 16 + 2 * 8 and labels["accepted"].all()
-    assert sorted(labels.drop_duplicates("bundle")["split"].unique()) == ["train", "validation"]
+    assert len(labels) == 16 + 3 * 8 and labels["accepted"].all()
+    assert sorted(labels.drop_duplicates("bundle")["split"].unique()) == ["test", "train", "validation"]
     manifest = json.loads((tmp_path / "models/trained/tiny/seed0/manifest.json").read_text())
     assert manifest["training"] == "tiny" and manifest["updates"] == 4 and manifest["selected_update"] in (2, 4)
     assert (tmp_path / "models/trained/tiny/seed0/adapter/adapter_model.safetensors").is_file()
     acceptance = pd.read_csv(tmp_path / "results/corpora/small/acceptance.csv")
     assert acceptance["views"].sum() == len(labels)
+    # The report: the loss curves, the corpus table, the untrained and the trained student on the
+    # test bundle's eight views (one of each class) beside the teacher, then the paper's row.
+    report = tmp_path / "reports/trainings/tiny"
+    students = pd.read_csv(report / "students.csv")
+    assert students["student"].tolist() == ["teacher", "untrained", "seed0", "paper (800 views)"]
+    assert students["views"].tolist()[:3] == [8, 8, 8]
+    assert students.loc[0, "exact match (%)"] == 100 and students.loc[3, "exact match (%)"] == 74.75
+    assert students.loc[0, "mode macro-F1 (%)"] == 100 and students.loc[1:2, "mode macro-F1 (%)"].between(0, 100).all()
+    losses = pd.read_csv(report / "losses.csv")
+    assert len(losses[losses["split"] == "train"]) == 4 and len(losses[losses["split"] == "validation"]) == 2
+    assert pd.read_csv(report / "corpus.csv")["views"].sum() == len(labels)
+    assert "The student on the test views" in (report / "index.html").read_text()
+    # The report: the loss curves, the corpus table, the untrained and the trained student on the
+    # test bundle's eight views (one of each class) beside the teacher, then the paper's row.
+    report = tmp_path / "reports/trainings/tiny"
+    students = pd.read_csv(report / "students.csv")
+    assert students["student"].tolist() == ["teacher", "untrained", "seed0", "paper (800 views)"]
+    assert students["views"].tolist()[:3] == [8, 8, 8]
+    assert students.loc[0, "exact match (%)"] == 100 and students.loc[3, "exact match (%)"] == 74.75
+    assert students.loc[0, "mode macro-F1 (%)"] == 100 and students.loc[1:2, "mode macro-F1 (%)"].between(0, 100).all()
+    losses = pd.read_csv(report / "losses.csv")
+    assert len(losses[losses["split"] == "train"]) == 4 and len(losses[losses["split"] == "validation"]) == 2
+    assert pd.read_csv(report / "corpus.csv")["views"].sum() == len(labels)
+    assert "The student on the test views" in (report / "index.html").read_text()
     again = subprocess.run(snakemake_command(tmp_path, "--cores", "2", "-n"), capture_output=True, text=True)
     assert "Nothing to be done" in again.stdout + again.stderr
 
@@ -92,3 +116,96 @@ def test_training_seeds_an_evaluation_study_plays_are_refused_naming_both():
     ):
         validate(overlapping, str(Path("train.yaml")))
     validate(config("SmolLM2-135M-Instruct"), "train.yaml")  # seeds 0-31 against 500 and 501: disjoint
+
+
+def evaluated_config(model: str) -> dict:
+    """`config`, with two trainings and the student with each adapter in an evaluation study: `trained`
+    maps training seeds 0 and 1 of `tiny` to replicates, `trained2` lays `tiny2`'s over the same model."""
+    settings = config(model)
+    settings["trainings"]["tiny"]["seeds"] = 2
+    settings["trainings"]["tiny2"] = {**settings["trainings"]["tiny"], "seeds": 1, "learning_rate": 1e-3}
+    student = {"kind": "waggle", "backend": "transformers", "model": model, "max_tokens": 32, "seeds_per_job": 2}
+    settings["methods"]["trained"] = {
+        **student,
+        "adapter": "tiny",
+        "replicates": {"s0": {"adapter_seed": 0}, "s1": {"adapter_seed": 1}},
+    }
+    settings["methods"]["trained2"] = {**student, "adapter": "tiny2"}
+    settings["studies"]["evaluation"].update(methods=["fixedswarm", "trained", "trained2"], populations=[8])
+    return settings
+
+
+def stored_cells(workdir: Path) -> dict[str, tuple[int, dict]]:
+    """Each evaluation cell file: (its modification time, the cell it holds)."""
+    import pyarrow.parquet as pq
+
+    from hivebench.store import CELL_KEY
+
+    cells = {}
+    for path in sorted((workdir / "results/episodes/evaluation").rglob("s50[01].parquet")):
+        metadata = pq.read_schema(path).metadata
+        cells[str(path.relative_to(workdir))] = (path.stat().st_mtime_ns, json.loads(metadata[CELL_KEY]))
+    return cells
+
+
+def test_a_retrained_adapter_reruns_exactly_the_cells_that_use_it(tiny_model, tmp_path):
+    shutil.copytree(tiny_model, tmp_path / "tiny")
+    settings = evaluated_config("tiny")
+    write_config(tmp_path / "config.yaml", settings)
+    run = subprocess.run(snakemake_command(tmp_path, "--cores", "2"), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    before = stored_cells(tmp_path)
+    assert len(before) == 2 * (1 + 2 + 1)  # two seeds of fixedswarm, trained (two replicates), trained2
+
+    def digest_of(training: str, seed: int) -> str:
+        manifest = json.loads((tmp_path / f"models/trained/{training}/seed{seed}/manifest.json").read_text())
+        return manifest["adapter_digest"]
+
+    trained = {"s0": digest_of("tiny", 0), "s1": digest_of("tiny", 1), None: digest_of("tiny2", 0)}
+    assert len(set(trained.values())) == 3
+    for _, cell in before.values():
+        params = cell["method"]["params"]
+        if cell["method"]["name"] == "fixedswarm":
+            assert "adapter_digest" not in params
+        else:  # each replicate holds its own training seed's adapter digest
+            assert params["adapter_digest"] == trained[cell.get("replicate")]
+
+    settings["trainings"]["tiny2"]["updates"] = 6  # tiny2 retrained: trained2's cells alone change
+    write_config(tmp_path / "config.yaml", settings)
+    run = subprocess.run(snakemake_command(tmp_path, "--cores", "2"), capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    after = stored_cells(tmp_path)
+    assert after.keys() == before.keys()
+    rerun = sorted(path for path in after if after[path][0] != before[path][0])
+    assert rerun == sorted(path for path, (_, cell) in before.items() if cell["method"]["name"] == "trained2")
+    assert {after[path][1]["method"]["params"]["adapter_digest"] for path in rerun} == {digest_of("tiny2", 0)}
+    assert digest_of("tiny2", 0) != trained[None]
+
+    # The same adapter trained again (seed 0 of tiny, forced): its job reruns and replays nothing.
+    forced = "models/trained/tiny/seed0/manifest.json"
+    run = subprocess.run(
+        snakemake_command(tmp_path, "--cores", "2", "--forcerun", forced), capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert digest_of("tiny", 0) == trained["s0"]
+    assert {path: mtime for path, (mtime, _) in stored_cells(tmp_path).items()} == {
+        path: mtime for path, (mtime, _) in after.items()
+    }
+    again = subprocess.run(snakemake_command(tmp_path, "--cores", "2", "-n"), capture_output=True, text=True)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_an_adapter_names_a_training_and_one_of_its_seeds_over_the_model_it_was_trained_on():
+    settings = evaluated_config("SmolLM2-135M-Instruct")
+    settings["methods"]["trained"]["replicates"]["s2"] = {"adapter_seed": 2}
+    settings["methods"]["trained2"]["adapter"] = "tiny3"
+    settings["methods"]["other"] = {**settings["methods"]["trained2"], "adapter": "tiny", "model": "elsewhere"}
+    with pytest.raises(ConfigError) as refused:
+        validate(settings, "train.yaml")
+    problems = str(refused.value)
+    assert "methods.trained.replicates.s2.adapter_seed: 2 is not a seed of training 'tiny' (0, 1)" in problems
+    assert "methods.trained2.adapter: unknown training 'tiny3' (defined: tiny, tiny2)" in problems
+    assert (
+        "methods.other.model: 'elsewhere', but training 'tiny' trains its adapter on 'SmolLM2-135M-Instruct'"
+        in problems
+    )

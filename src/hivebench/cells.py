@@ -29,6 +29,7 @@ from hivebench.config import (
     tasks_per_job,
 )
 from hivebench.ids import canonical_json, digest
+from hivebench.models.adapter import with_adapter_digest
 from hivebench.paths import BLOCK_RECORD, BLOCK_SUMMARY, path_fields
 from hivebench.registry import METHODS, TASK_KINDS, task_kind, task_suite
 
@@ -177,7 +178,9 @@ def check_cell(cell: Any) -> dict[str, Any]:
 
 
 def make_cell(shared: dict[str, Any], seed: int) -> dict[str, Any]:
-    return {**shared, "seed": int(seed)}
+    """A cell: its block's shared part (with the digest of the adapter its method names, as trained
+    now) and its seed."""
+    return {**with_adapter_digest(shared), "seed": int(seed)}
 
 
 def split_spec(spec: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:

@@ -433,6 +433,7 @@ def cmd_corpus_label(args: argparse.Namespace) -> int:
     else:
         labels = model_labels(views, teacher, out.with_suffix(".calls.jsonl"), args.seed)
     write(labels, out)
+    write(labels[(labels["split"] == "test") & labels["accepted"]], args.test)
     acceptance(labels).to_csv(args.acceptance, index=False)
     print(f"{out}: {int(labels['accepted'].sum())} of {len(labels)} records accepted")
     return 0
@@ -492,6 +493,25 @@ def cmd_viewset_report(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_tables(table, out, "evaluation")
     print(f"{out}/evaluation.csv: {len(table)} controllers")
+    return 0
+
+
+def cmd_training_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from hivebench.train.report import render, students_table
+
+    manifests = {}
+    for path in args.manifests:
+        manifest = json.loads(Path(path).read_text())
+        manifests[manifest["settings"]["seed"]] = manifest
+    students = None
+    if args.test:
+        test = pd.read_parquet(args.test)
+        records = {name: pd.read_parquet(path) for name, path in (pair.split("=", 1) for pair in args.students)}
+        students = students_table(test, records)
+    page = render(args.training, manifests, pd.read_csv(args.acceptance), students, Path(args.out))
+    print(f"{page}: {len(manifests)} seeds" + ("" if students is None else f", {len(students) - 1} students"))
     return 0
 
 
@@ -659,6 +679,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=non_negative, default=0, help="a model teacher's sample indices")
     p.add_argument("--out", required=True, help="the labels (Parquet); a model's response cache goes beside it")
     p.add_argument("--acceptance", required=True, help="records accepted per suite, class and split (CSV)")
+    p.add_argument("--test", required=True, help="the test views with the teacher's accepted records (Parquet)")
     p.set_defaults(func=cmd_corpus_label)
 
     p = sub.add_parser("distill", help="train a LoRA adapter on a labelled corpus's accepted records")
@@ -668,6 +689,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--training", default="", help="the training's name, for the manifest")
     p.add_argument("--out", required=True, help="the folder: checkpoints/, adapter/, manifest.json")
     p.set_defaults(func=cmd_distill)
+
+    p = sub.add_parser("training-report", help="a training's loss curves, corpus and students on the test views")
+    p.add_argument("--training", required=True, help="the training's name")
+    p.add_argument("--manifests", nargs="+", required=True, help="each seed's manifest.json")
+    p.add_argument("--acceptance", required=True, help="the corpus's acceptance table (CSV)")
+    p.add_argument("--test", help="the test views with the teacher's records (Parquet)")
+    p.add_argument("--students", nargs="*", default=[], help="STUDENT=records.parquet on the test views")
+    p.add_argument("--out", required=True, help="the report's folder")
+    p.set_defaults(func=cmd_training_report)
 
     p = sub.add_parser("viewset-report", help="score controllers' records on a view set")
     p.add_argument("--views", required=True, help="the view set (Parquet)")

@@ -483,6 +483,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
     yield from _training_problems(config, base)
+    yield from _adapter_problems(config, base)
     resolved = {}
     asked: set[tuple[str, str]] = set()  # (method, suite) pairs asked for their suite problems
     for name, task in config["tasks"].items():
@@ -694,6 +695,16 @@ def _replicate_problems(config: Config) -> Iterator[str]:
         method["replicates"] = entries
 
 
+def filled_method(entry: dict[str, Any]) -> dict[str, Any]:
+    """A method entry made by the workflow (a training's student) with its schema's defaults filled in."""
+    filled = copy.deepcopy(entry)
+    definitions = {"$defs": schema()["$defs"], "$ref": "#/$defs/method"}
+    errors = [_describe(error) for error in _FillingValidator(definitions).iter_errors(filled)]
+    if errors:
+        raise ValueError(f"a method entry {entry}: {'; '.join(errors)}")
+    return filled
+
+
 def held_episodes(block: int, n: int) -> int:
     """How many episodes of N agents a job of `block` missing seeds holds at once (engine/jobs.py,
     run_block): it plays them in groups of LOCKSTEP_AGENTS // N (at least one), each group's records
@@ -867,6 +878,43 @@ def _training_problems(config: Config, base: Path) -> Iterator[str]:
                 f"{where}.model: {model!r} is neither a builtin model ({', '.join(BUILTIN)}) nor a transformers "
                 "model folder (no config.json there)"
             )
+
+
+def _adapter_problems(config: Config, base: Path) -> Iterator[str]:
+    """A method's `adapter` (and each replicate's) names a training of the config and one of its seeds,
+    and, on a local model, is laid over the model it was trained on."""
+    from hivebench.cells import seed_list
+
+    for name, method in config["methods"].items():
+        if method["kind"] != "waggle":
+            continue
+        for label, entry in replicate_entries(method):
+            where = f"methods.{name}" + ("" if label is None else f".replicates.{label}")
+            if not entry.get("adapter"):
+                continue
+            training = config["trainings"].get(entry["adapter"])
+            if training is None:
+                defined = ", ".join(sorted(config["trainings"])) or "none"
+                yield f"{where}.adapter: unknown training {entry['adapter']!r} (defined: {defined})"
+                continue
+            seeds = seed_list(training["seeds"])
+            if entry["adapter_seed"] not in seeds:
+                yield (
+                    f"{where}.adapter_seed: {entry['adapter_seed']} is not a seed of training {entry['adapter']!r} "
+                    f"({', '.join(map(str, seeds))})"
+                )
+            if entry["backend"] == "transformers" and not _same_model(entry["model"], training["model"], base):
+                yield (
+                    f"{where}.model: {entry['model']!r}, but training {entry['adapter']!r} trains its adapter on "
+                    f"{training['model']!r}"
+                )
+
+
+def _same_model(model: str, trained_on: str, base: Path) -> bool:
+    """A method's local model and a training's base model are the same builtin or the same folder."""
+    if model == trained_on:
+        return True
+    return Path(model).resolve() == (base / trained_on).resolve()
 
 
 def task_identity(task: dict[str, Any]) -> tuple[Any, ...]:

@@ -67,8 +67,9 @@ def grouped_attention(
 
 
 @cache
-def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
-    """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process."""
+def load_model(path: str, threads: int, dtype: str, adapter: str | None = None) -> tuple[Any, Any, Any]:
+    """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process; a peft
+    LoRA adapter (a folder) merged into the weights, so decoding runs the plain model."""
     import torch
     from llguidance.hf import from_tokenizer
     from transformers import AttentionInterface, AutoModelForCausalLM, AutoTokenizer
@@ -86,6 +87,12 @@ def load_model(path: str, threads: int, dtype: str) -> tuple[Any, Any, Any]:
     AttentionInterface.register("hivebench", grouped_attention)
     AttentionMaskInterface.register("hivebench", sdpa_mask)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, dtype), attn_implementation="hivebench")
+    if adapter is not None:
+        from peft import PeftModel
+
+        if not (Path(adapter) / "adapter_config.json").is_file():
+            raise BackendError(f"{adapter}: not a peft adapter folder (no adapter_config.json)")
+        model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
     model.eval()
     vocab = model.get_output_embeddings().weight.shape[0]
     return model, tokenizer, from_tokenizer(tokenizer, n_vocab=vocab)
@@ -231,10 +238,18 @@ class TransformersBackend:
     name = "transformers"
 
     def __init__(
-        self, model: str, path: str, threads: int = 1, dtype: str = "float32", batch_rows: int = 64, reuse: bool = True
+        self,
+        model: str,
+        path: str,
+        threads: int = 1,
+        dtype: str = "float32",
+        batch_rows: int = 64,
+        reuse: bool = True,
+        adapter: str | None = None,
     ):
         self.model = f"{model}:{dtype}"  # the weights' precision changes replies: part of the cache key
         self.path = path
+        self.adapter = adapter  # a LoRA adapter's folder, merged into the weights as they load
         self.threads = threads
         self.dtype = dtype
         self.batch_rows = batch_rows
@@ -245,7 +260,7 @@ class TransformersBackend:
         self.seconds = {"prefill": 0.0, "decode": 0.0}  # wall time in the model, for benchmarks
 
     def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
-        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype)
+        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype, self.adapter)
         prompts = [
             tokenizer.apply_chat_template(list(r.messages), add_generation_prompt=True, tokenize=False)
             for r in requests
@@ -280,7 +295,7 @@ class TransformersBackend:
         once (None without one)."""
         import torch
 
-        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype)
+        model, tokenizer, _ = load_model(self.path, self.threads, self.dtype, self.adapter)
         if request.messages[0]["role"] != "system":
             return None
         text = tokenizer.apply_chat_template([request.messages[0]], tokenize=False)
@@ -305,7 +320,7 @@ class TransformersBackend:
         (with the tokens the grammar forces after it) until every row has finished its JSON."""
         import torch
 
-        model, tokenizer, ll_tokenizer = load_model(self.path, self.threads, self.dtype)
+        model, tokenizer, ll_tokenizer = load_model(self.path, self.threads, self.dtype, self.adapter)
         started = time.perf_counter()
         sampler = SchemaSampler(ll_tokenizer, requests)
         # a JSON reply ends where its grammar does (which allows only the tokenizer's end after it)

@@ -8,7 +8,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from hivebench.models import Backend
+from hivebench.models import Backend, BackendError
+from hivebench.models.adapter import adapter_digest, adapter_folder, lora_module, manifest_path
 from hivebench.models.builtin import BUILTIN, folder
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import Decider
@@ -27,6 +28,9 @@ BACKEND_KEYS = (
     "timeout_s",
     "max_retries",
     "retry_total_s",
+    "adapter",
+    "adapter_seed",
+    "lora_module",
 )
 
 
@@ -49,7 +53,7 @@ def backend_for(params: dict[str, Any], caches: Sequence[ResponseCache] = ()) ->
         return ScriptedBackend(params["model"])
     settings = {k: params.get(k) for k in BACKEND_KEYS}
     if settings["backend"] == "transformers":
-        prefix = f"{settings['model']}:"
+        prefix = f"{model_label(settings)}:"
         stored = [m.removeprefix(prefix) for cache in caches for m in cache.models if m.startswith(prefix)]
         settings["dtype"] = resolve(settings["dtype"], stored)
     return _open(json.dumps(settings, sort_keys=True))
@@ -62,19 +66,34 @@ def _open(settings_json: str) -> Backend:
         from hivebench.models.local import TransformersBackend
 
         return TransformersBackend(
-            settings["model"],
+            model_label(settings),
             str(local_path(settings["model"])),
             settings["threads"],
             settings["dtype"],
             settings["batch_rows"],
+            adapter=str(adapter_folder(settings)) if settings["adapter"] else None,
         )
     from hivebench.models.remote import OpenAIBackend, RetryPolicy
 
     return OpenAIBackend(
-        settings["model"],
+        lora_module(settings) if settings["adapter"] else settings["model"],
         settings["base_url"],
         settings["api_key_env"],
         concurrency=settings["concurrency"],
         timeout_s=settings["timeout_s"],
         retry=RetryPolicy(max_retries=settings["max_retries"], total_s=settings["retry_total_s"]),
+        label=model_label(settings),
     )
+
+
+def model_label(settings: dict[str, Any]) -> str:
+    """What a method's replies are cached under: the model, and the adapter over it by its module name
+    and the digest of the adapter trained now (a retrained adapter's replies are other replies)."""
+    if not settings.get("adapter"):
+        return settings["model"]
+    trained = adapter_digest(settings)
+    if trained is None:
+        raise BackendError(
+            f"adapter {settings['adapter']!r}: not trained yet (no {manifest_path(settings)}): run its distill job"
+        )
+    return f"{settings['model']}+{lora_module(settings)}@{trained[:12]}"

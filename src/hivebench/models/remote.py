@@ -78,8 +78,10 @@ class OpenAIBackend:
         concurrency: int = 16,
         timeout_s: float = 120.0,
         retry: RetryPolicy = RetryPolicy(),  # frozen: one shared default is safe
+        label: str | None = None,
     ):
-        self.model = model
+        self.served = model  # the name the requests ask for (a LoRA module's, where one is served)
+        self.model = label or model  # what the replies are cached under (an adapter's digest with it)
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.concurrency = concurrency
@@ -125,7 +127,7 @@ class OpenAIBackend:
 
     def _arguments(self, request: ChatRequest, mode: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {
-            "model": self.model,
+            "model": self.served,
             "messages": list(request.messages),
             "temperature": request.sampling.temperature,
             # max_tokens is deprecated by OpenAI and refused by its reasoning models; vLLM takes both.

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from hivebench.ids import digest
+from hivebench.models.adapter import ADAPTER, MANIFEST
 from hivebench.train.examples import IGNORED, Example, padded
 from hivebench.train.schedule import schedule
 
 STATE = "state.pt"  # a checkpoint's trainable weights, optimizer, random state and history
-ADAPTER = "adapter"  # the selected adapter's folder under the training's output
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ def select(
         "seconds": {name: round(value, 3) for name, value in seconds.items()},
     }
     manifest["adapter_digest"] = digest(sorted((p.name, file_digest(p)) for p in chosen.iterdir()))
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     return manifest
 
 

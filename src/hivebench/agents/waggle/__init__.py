@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hivebench.method import CellEstimate, Method, MethodImpl
+from hivebench.models.adapter import manifest_path
 from hivebench.models.hooks import ModelHooks
 from hivebench.waggle.runtime.hooks import WaggleHooks
 
@@ -20,6 +21,22 @@ from hivebench.waggle.runtime.hooks import WaggleHooks
 class ControllerHooks(ModelHooks, WaggleHooks):
     """A model's settings (ModelHooks) on the suites with a Waggle adapter (WaggleHooks), and its
     estimate (estimate.py)."""
+
+    def resolve(self, entry: dict[str, Any], base: Path) -> dict[str, Any]:
+        """Without an adapter, none of its settings (a cell keeps the identity it had before they
+        existed); with one, the LoRA module's name only where a server is asked for it."""
+        params = ModelHooks.resolve(self, entry, base)
+        if not params["adapter"]:
+            unused: tuple[str, ...] = ("adapter", "adapter_seed", "lora_module")
+        else:
+            unused = () if params["backend"] == "openai" else ("lora_module",)
+        return {k: v for k, v in params.items() if k not in unused}
+
+    def job_inputs(self, params: dict[str, Any]) -> list[str]:
+        """The model's folder, and the adapter's training (its manifest): a retrained adapter reruns
+        the jobs that use it, which replay exactly the cells whose adapter digest changed."""
+        trained = [str(manifest_path(params))] if params.get("adapter") else []
+        return ModelHooks.job_inputs(self, params) + trained
 
     def problems(self, entry: dict[str, Any], base: Path) -> Iterator[str]:
         yield from ModelHooks.problems(self, entry, base)
