@@ -467,7 +467,12 @@ def cmd_distill(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    settings = Settings(**json.loads(args.settings))
+    given = json.loads(args.settings)
+    if given["dtype"] == "auto":
+        from hivebench.models.precision import machine_dtype
+
+        given["dtype"] = "bfloat16" if given["device"] == "cuda" else machine_dtype()
+    settings = Settings(**given)
     about = {"training": args.training, "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist())}
     manifest = train(Path(args.model), pad, train_set, validation, settings, Path(args.out), about)
     print(
