@@ -34,7 +34,7 @@ from hivebench.config import (
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
 from hivebench.models.adapter import MANIFEST, trained_folder
-from hivebench.models.builtin import BUILTIN
+from hivebench.models.builtin import BUILTIN, is_hub_id
 from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
     BLOCK_LOG,
@@ -492,10 +492,20 @@ def teacher_inputs(wildcards):
     return [] if params == "rule" else METHODS["waggle"].hooks.job_inputs(params)
 
 
-def student_folder(training):
-    """The training's base model: a builtin's converted folder, or the config's own folder."""
+def student_model(training):
+    """The training's base model as its jobs name it: a builtin's converted folder, the config's own
+    folder, or a Hugging Face hub id (its snapshot in the local cache)."""
     model = TRAININGS[training]["model"]
-    return str(builtin_folder(model)) if model in BUILTIN else str(Path(CONFIG_SOURCE).parent / model)
+    if model in BUILTIN:
+        return str(builtin_folder(model))
+    given = Path(CONFIG_SOURCE).parent / model
+    return str(given) if given.is_dir() or not is_hub_id(model) else model
+
+
+def student_inputs(training):
+    """The base model's folder, where it is a file of the workflow's (not a hub id's cached snapshot)."""
+    model = student_model(training)
+    return [] if model == TRAININGS[training]["model"] and is_hub_id(model) else [model]
 
 
 def training_manifests(training):
@@ -522,7 +532,7 @@ def student_params(training, student):
     """The `waggle` parameters a student decides with: the training's base model (greedy, the training's
     precision and threads), with the adapter of a training seed (`seed<n>`) or none (`untrained`)."""
     settings = TRAININGS[training]
-    model = settings["model"] if settings["model"] in BUILTIN else student_folder(training)
+    model = settings["model"] if settings["model"] in BUILTIN else student_model(training)
     entry = {"kind": "waggle", "backend": "transformers", "model": model, "dtype": settings["dtype"]}
     entry["threads"] = settings["threads"]
     if student != "untrained":

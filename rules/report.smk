@@ -109,6 +109,7 @@ rule landing:
     input:
         pages=[report_file(study, "index.html") for study in STUDIES],
         tables=[EPISODES_TABLE.format(study=study) for study in STUDIES],
+        trainings=TRAINING_REPORTS,
     output:
         LANDING_PAGE,
     params:

@@ -44,10 +44,11 @@ rule corpus_labels:
 rule distill:
     input:
         labels=lambda wildcards: f"results/corpora/{TRAININGS[wildcards.training]['corpus']}/labels.parquet",
-        model=lambda wildcards: student_folder(wildcards.training),
+        model=lambda wildcards: student_inputs(wildcards.training),
     output:
         "models/trained/{training}/seed{seed}/manifest.json",
     params:
+        model=lambda wildcards: student_model(wildcards.training),
         settings=distill_settings,
         out=lambda wildcards: str(trained_folder(wildcards.training, wildcards.seed)),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
@@ -59,7 +60,7 @@ rule distill:
     log:
         "logs/trained/{training}/seed{seed}.log",
     shell:
-        "hivebench distill --labels {input.labels:q} --model {input.model:q} --settings {params.settings:q}"
+        "hivebench distill --labels {input.labels:q} --model {params.model:q} --settings {params.settings:q}"
         " --training {wildcards.training:q} --out {params.out:q} > {log:q} 2>&1"
 
 

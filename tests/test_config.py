@@ -87,11 +87,34 @@ def test_a_parameter_of_another_method_kind_is_an_unknown_key(config, tmp_path):
         (-3, "studies.tiny.seeds: -3 is less than the minimum of 1"),
         ([1, 1, 2], "studies.tiny.seeds: [1, 1, 2] has non-unique elements"),
         ([0, -1], "studies.tiny.seeds[1]: -1 is less than the minimum of 0"),
+        ({"first": 100}, "studies.tiny.seeds: 'count' is a required property"),
+        ({"first": 100, "count": 0}, "studies.tiny.seeds.count: 0 is less than the minimum of 1"),
     ],
 )
 def test_bad_seeds(config, tmp_path, seeds, message):
     config["studies"]["tiny"]["seeds"] = seeds
     assert message in problems_of(config, tmp_path)
+
+
+def test_a_seed_range_is_its_seeds(config):
+    config["studies"]["tiny"]["seeds"] = {"first": 1000, "count": 3}
+    assert validate(config, "test")["studies"]["tiny"]["seeds"] == [1000, 1001, 1002]
+
+
+def test_an_included_file_adds_its_entries_and_a_name_defined_twice_is_refused(config, tmp_path):
+    study = config["studies"].pop("tiny")
+    write_config(tmp_path / "more.yaml", {"studies": {"tiny": study}, "methods": {"extra": {"kind": "random"}}})
+    write_config(tmp_path / "main.yaml", {**config, "include": ["more.yaml"]})
+    loaded = load(tmp_path / "main.yaml")
+    assert "tiny" in loaded["studies"] and "extra" in loaded["methods"] and "include" not in loaded
+    write_config(tmp_path / "more.yaml", {"methods": {"random": {"kind": "random"}}, "report": {"episode_pages": 0}})
+    with pytest.raises(ConfigError) as refused:
+        load(tmp_path / "main.yaml")
+    assert f"methods.random: defined in {tmp_path / 'main.yaml'} and in more.yaml" in str(refused.value)
+    assert "include: more.yaml: 'report': an included file holds only tasks, methods, studies" in str(refused.value)
+    write_config(tmp_path / "main.yaml", {**config, "include": ["missing.yaml"]})
+    with pytest.raises(ConfigError, match="missing.yaml"):
+        load(tmp_path / "main.yaml")
 
 
 def test_yaml_errors_name_the_file(tmp_path):

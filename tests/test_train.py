@@ -150,6 +150,9 @@ def test_a_resumed_training_equals_an_uninterrupted_one(tiny_model, tokenizer, e
     resumed = run(tiny_model, tokenizer, examples, cut)
     assert resumed["history"] == pytest.approx(whole["history"])  # updates and losses
     assert resumed["adapter_digest"] == whole["adapter_digest"]
+    # a training resumed with nothing left to do keeps the seconds the runs before it spent
+    again = run(tiny_model, tokenizer, examples, cut)
+    assert again["seconds"]["updates"] == resumed["seconds"]["updates"] > 0
 
 
 def test_the_schedule_is_the_seeds_and_a_shorter_run_reads_a_prefix_of_a_longer_one():
@@ -239,3 +242,23 @@ def test_vllm_serves_a_trained_adapter_as_a_lora_module(
     assert max(abs(value - base.get(token, -100.0)) for token, value in trained.items()) > 0.05
     calls = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     assert len(decided) == 1 and calls and all(call["model"].startswith(f"tiny+{module}@") for call in calls)
+
+
+def test_a_base_model_named_by_hub_id_is_read_from_the_local_cache_and_never_downloaded(tiny_model, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "hub"
+    snapshot = cache / "models--org--tiny" / "snapshots" / "abc123"
+    shutil.copytree(tiny_model, snapshot)
+    (cache / "models--org--tiny" / "refs").mkdir()
+    (cache / "models--org--tiny" / "refs" / "main").write_text("abc123")
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "0"}  # offline or not: nothing is fetched
+    ask = "from hivebench.models.open import local_path; import sys; print(local_path(sys.argv[1]))"
+    found = subprocess.run([sys.executable, "-c", ask, "org/tiny"], env=env, capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert Path(found.stdout.strip()) == snapshot
+    missing = subprocess.run([sys.executable, "-c", ask, "org/absent"], env=env, capture_output=True, text=True)
+    assert "org/absent: neither a model folder nor in the Hugging Face cache" in missing.stderr
+    assert "hf download org/absent" in missing.stderr

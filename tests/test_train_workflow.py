@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from conftest import snakemake_command, write_config
 
-from hivebench.config import ConfigError, validate
+from hivebench.config import ConfigError, select_methods, validate
 
 
 def config(model: str) -> dict:
@@ -78,18 +78,6 @@ def test_a_corpus_is_labelled_and_an_adapter_trained_through_snakemake(tiny_mode
     assert (tmp_path / "models/trained/tiny/seed0/adapter/adapter_model.safetensors").is_file()
     acceptance = pd.read_csv(tmp_path / "results/corpora/small/acceptance.csv")
     assert acceptance["views"].sum() == len(labels)
-    # The report: the loss curves, the corpus table, the untrained and the trained student on the
-    # test bundle's eight views (one of each class) beside the teacher, then the paper's row.
-    report = tmp_path / "reports/trainings/tiny"
-    students = pd.read_csv(report / "students.csv")
-    assert students["student"].tolist() == ["teacher", "untrained", "seed0", "paper (800 views)"]
-    assert students["views"].tolist()[:3] == [8, 8, 8]
-    assert students.loc[0, "exact match (%)"] == 100 and students.loc[3, "exact match (%)"] == 74.75
-    assert students.loc[0, "mode macro-F1 (%)"] == 100 and students.loc[1:2, "mode macro-F1 (%)"].between(0, 100).all()
-    losses = pd.read_csv(report / "losses.csv")
-    assert len(losses[losses["split"] == "train"]) == 4 and len(losses[losses["split"] == "validation"]) == 2
-    assert pd.read_csv(report / "corpus.csv")["views"].sum() == len(labels)
-    assert "The student on the test views" in (report / "index.html").read_text()
     # The report: the loss curves, the corpus table, the untrained and the trained student on the
     # test bundle's eight views (one of each class) beside the teacher, then the paper's row.
     report = tmp_path / "reports/trainings/tiny"
@@ -193,6 +181,15 @@ def test_a_retrained_adapter_reruns_exactly_the_cells_that_use_it(tiny_model, tm
     }
     again = subprocess.run(snakemake_command(tmp_path, "--cores", "2", "-n"), capture_output=True, text=True)
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+def test_running_only_a_method_with_an_adapter_keeps_what_trains_it():
+    settings = validate(evaluated_config("SmolLM2-135M-Instruct"), "train.yaml")
+    cut = select_methods(settings, ["trained2"], "train.yaml")
+    assert cut["trainings"].keys() == {"tiny", "tiny2"} and cut["corpora"].keys() == {"small"}
+    assert cut["studies"]["bundles"]["methods"] == ["rule"]
+    assert cut["studies"]["evaluation"]["methods"] == ["trained2"]
+    assert select_methods(settings, ["fixedswarm"], "train.yaml")["trainings"] == {}
 
 
 def test_an_adapter_names_a_training_and_one_of_its_seeds_over_the_model_it_was_trained_on():

@@ -444,12 +444,14 @@ def cmd_distill(args: argparse.Namespace) -> int:
     from transformers import AutoTokenizer
 
     from hivebench.ids import digest
+    from hivebench.models.open import local_path
     from hivebench.train.distill import Settings, train
     from hivebench.train.examples import encode, pad_id
 
     labels = pd.read_parquet(args.labels)
     accepted = labels[labels["accepted"]]
-    tokenizer = AutoTokenizer.from_pretrained(args.model)
+    base = local_path(args.model)
+    tokenizer = AutoTokenizer.from_pretrained(base)
     pad = pad_id(tokenizer)
 
     def examples(split: str) -> list:
@@ -474,7 +476,7 @@ def cmd_distill(args: argparse.Namespace) -> int:
         given["dtype"] = "bfloat16" if given["device"] == "cuda" else machine_dtype()
     settings = Settings(**given)
     about = {"training": args.training, "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist())}
-    manifest = train(Path(args.model), pad, train_set, validation, settings, Path(args.out), about)
+    manifest = train(base, pad, train_set, validation, settings, Path(args.out), about)
     print(
         f"{args.out}: update {manifest['selected_update']} of {settings.updates} selected, validation loss "
         f"{manifest['validation_loss']:.4f} ({len(train_set)} train, {len(validation)} validation examples)"
@@ -689,7 +691,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("distill", help="train a LoRA adapter on a labelled corpus's accepted records")
     p.add_argument("--labels", required=True, help="the labelled corpus (Parquet)")
-    p.add_argument("--model", required=True, help="the base model's transformers folder")
+    p.add_argument(
+        "--model", required=True, help="the base model's transformers folder, or a hub id in the local cache"
+    )
     p.add_argument("--settings", required=True, help="JSON: hivebench.train.distill.Settings")
     p.add_argument("--training", default="", help="the training's name, for the manifest")
     p.add_argument("--out", required=True, help="the folder: checkpoints/, adapter/, manifest.json")

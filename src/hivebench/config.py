@@ -136,6 +136,41 @@ def _utf8(text: str) -> bool:
     return True
 
 
+# The sections an `include`d config file adds its entries to.
+INCLUDED_SECTIONS = ("tasks", "methods", "studies", "viewsets", "corpora", "trainings")
+
+
+def _with_included(config: Config, source: str) -> tuple[Config, list[str]]:
+    """The config with the entries of the files its `include` names (relative to `source`) added to its
+    sections, and the problems found: a file that is no such config, or a name defined twice."""
+    names = config.get("include") if isinstance(config, dict) else None
+    if not isinstance(names, list):
+        return config, []  # none, or not a list: the schema says so
+    merged = {key: value for key, value in config.items() if key != "include"}
+    problems = []
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        other = read_yaml(Path(source).parent / name)
+        if not isinstance(other, dict):
+            problems.append(f"include: {name}: the top level must be a mapping")
+            continue
+        for key, entries in other.items():
+            if key not in INCLUDED_SECTIONS or not isinstance(entries, dict):
+                shown = "an include" if key == "include" else repr(key)
+                problems.append(f"include: {name}: {shown}: an included file holds only {', '.join(INCLUDED_SECTIONS)}")
+                continue
+            section = merged.setdefault(key, {})
+            if not isinstance(section, dict):
+                continue  # the schema names the including file's own section
+            for entry, value in entries.items():
+                if entry in section:
+                    problems.append(f"{key}.{entry}: defined in {source} and in {name}")
+                else:
+                    section[entry] = value
+    return merged, problems
+
+
 def _document_problems(data: Any) -> list[str]:
     """What no schema keyword can say of a loaded document: more than MAX_VALUES values (YAML aliases
     share one node, so a few lines can name billions of values that validation would visit one by
@@ -343,7 +378,8 @@ def validate(config: Config, source: str) -> Config:
 
     Returns the filled-in config (a copy); raises ConfigError naming `source` and every bad key.
     """
-    problems = _document_problems(config)  # first: validation would visit every value
+    config, problems = _with_included(config, source)
+    problems += _document_problems(config)  # first: validation would visit every value
     if problems:
         raise ConfigError(source, problems)
     filled = copy.deepcopy(config)
@@ -354,6 +390,7 @@ def validate(config: Config, source: str) -> Config:
     problems = list(_replicate_problems(filled))
     if problems:
         raise ConfigError(source, problems)
+    _expand_seed_ranges(filled)
     groups: dict[str, list[str]] = {}
     problems = list(_expand_members(filled, groups)) or _by_entry(
         list(_cross_reference_problems(filled, Path(source).parent)), groups
@@ -363,17 +400,50 @@ def validate(config: Config, source: str) -> Config:
     return filled
 
 
+def _with_trainers(config: Config, names: list[str]) -> list[str]:
+    """`names`, and the methods that make the adapters they name: the collection methods and model
+    teacher of each one's training's corpus."""
+    needed = list(names)
+    for name in names:
+        for _, entry in replicate_entries(config["methods"][name]):
+            training = config["trainings"].get(entry.get("adapter") or "")
+            if training is None:
+                continue
+            corpus = config["corpora"][training["corpus"]]
+            needed += [spec["method"] for _, _, spec in corpus_parts(corpus)]
+            needed += [] if corpus["teacher"] == "rule" else [corpus["teacher"]]
+    return list(dict.fromkeys(needed))
+
+
+def _expand_seed_ranges(config: Config) -> None:
+    """Every seed range ({first, count}) made the list of its seeds: the rest of hivebench reads a
+    count or a list."""
+
+    def expanded(seeds: Any) -> Any:
+        return list(range(seeds["first"], seeds["first"] + seeds["count"])) if isinstance(seeds, dict) else seeds
+
+    for study in config["studies"].values():
+        study["seeds"] = expanded(study["seeds"])
+        if "method_seeds" in study:
+            study["method_seeds"] = {m: expanded(s) for m, s in study["method_seeds"].items()}
+    for training in config["trainings"].values():
+        training["seeds"] = expanded(training["seeds"])
+
+
 def select_methods(config: Config, names: list[str], source: str) -> Config:
     """A validated config cut down to some of its methods (`--config methods=a,b`: the classical
     controls of a matrix whose model servers are not up yet): each study keeps those it lists, a
     study left with none is dropped, and so are the contrasts, view sets, corpora (and their trainings)
-    that name another. The cells are the same as the whole config's: a later run of the whole keeps them."""
+    that name another. A method with a trained adapter brings what makes it: its training's corpus's
+    collection methods and model teacher. The cells are the same as the whole config's: a later run of
+    the whole keeps them."""
     unknown = [name for name in names if name not in config["methods"]]
     if unknown:
         raise ConfigError(
             source,
             [f"--config methods: no method {name!r} (defined: {', '.join(config['methods'])})" for name in unknown],
         )
+    names = _with_trainers(config, names)
     kept = copy.deepcopy(config)
     for study_name, study in config["studies"].items():
         methods = [m for m in study["methods"] if m in names]
@@ -841,7 +911,7 @@ def corpus_parts(corpus: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]
 def _training_problems(config: Config, base: Path) -> Iterator[str]:
     """Corpora (their studies, methods, suites, sizes and teacher; training seeds that evaluation seeds
     meet) and trainings (their corpus, batch and base model)."""
-    from hivebench.models.builtin import BUILTIN
+    from hivebench.models.builtin import BUILTIN, is_hub_id
     from hivebench.registry import SUITE_OBJECTS, task_suite
 
     for name, corpus in config["corpora"].items():
@@ -873,10 +943,10 @@ def _training_problems(config: Config, base: Path) -> Iterator[str]:
         if training["micro_batch"] > training["batch"]:
             yield f"{where}.micro_batch: {training['micro_batch']} a pass is more than the batch ({training['batch']})"
         model = training["model"]
-        if model not in BUILTIN and not (base / model / "config.json").is_file():
+        if model not in BUILTIN and not (base / model / "config.json").is_file() and not is_hub_id(model):
             yield (
-                f"{where}.model: {model!r} is neither a builtin model ({', '.join(BUILTIN)}) nor a transformers "
-                "model folder (no config.json there)"
+                f"{where}.model: {model!r} is neither a builtin model ({', '.join(BUILTIN)}), a transformers "
+                "model folder (no config.json there) nor a Hugging Face hub id (org/name)"
             )
 
 

