@@ -15,7 +15,7 @@ import pytest
 from conftest import require_vllm
 
 from hivebench.agents.scripted_controller.rule import record_for
-from hivebench.agents.waggle.prompt import messages
+from hivebench.agents.waggle.prompt import messages, record_schema
 from hivebench.cells import all_blocks
 from hivebench.config import filled_method, validate
 from hivebench.engine.loop import play_block
@@ -66,13 +66,27 @@ def run(tiny_model: Path, tokenizer: Any, examples: list[Example], out: Path, se
     return train(tiny_model, tokenizer.pad_token_id, examples[:8], examples[8:12], settings, out)
 
 
-def test_an_example_is_the_deployed_prompt_then_the_canonical_record_and_its_end(decisions, tokenizer):
-    view, actions, record = decisions[0]
+def test_an_example_is_the_deployed_prompt_then_the_record_as_the_decoder_writes_it_and_its_end(decisions, tokenizer):
+    """The answer is the teacher's record, token by token one the deployed schema-constrained decoder
+    (llguidance on the record schema, as models/local.py asks it) lets through, and then its end."""
+    from llguidance import LLMatcher
+    from llguidance.hf import from_tokenizer
+
+    view, actions, record = next(d for d in decisions if d[2]["deposits"])  # a record with a trace
     example = encode(tokenizer, view, actions, record)
     deployed = tokenizer.apply_chat_template(list(messages(view, actions)), add_generation_prompt=True, tokenize=False)
     assert example.tokens[: example.prompt] == tokenizer(deployed, add_special_tokens=False)["input_ids"]
     answer = example.tokens[example.prompt :]
-    assert answer[-1] == tokenizer.eos_token_id and tokenizer.decode(answer[:-1]) == canonical_json(record)
+    assert answer[-1] == tokenizer.eos_token_id and json.loads(tokenizer.decode(answer[:-1])) == record
+    grammar = LLMatcher.grammar_from_json_schema(record_schema(actions), defaults={"whitespace_flexible": False})
+    matcher = LLMatcher(from_tokenizer(tokenizer, n_vocab=len(tokenizer)), grammar)
+    assert all(matcher.consume_token(token) for token in answer[:-1]), matcher.get_error()
+    assert matcher.is_accepting()
+    # sorted keys (canonical JSON) are a record the decoder never writes: refused at its first key
+    refused = LLMatcher(from_tokenizer(tokenizer, n_vocab=len(tokenizer)), grammar)
+    assert not all(
+        refused.consume_token(t) for t in tokenizer(canonical_json(record), add_special_tokens=False)["input_ids"]
+    )
     assert example.labels == [IGNORED] * example.prompt + answer
 
 

@@ -68,8 +68,8 @@ def grouped_attention(
 
 @cache
 def load_model(path: str, threads: int, dtype: str, adapter: str | None = None) -> tuple[Any, Any, Any]:
-    """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process; a peft
-    LoRA adapter (a folder) merged into the weights, so decoding runs the plain model."""
+    """Model, tokenizer and llguidance tokenizer of a local folder, loaded once per process, with a peft
+    LoRA adapter (a folder) over it where one is given."""
     import torch
     from llguidance.hf import from_tokenizer
     from transformers import AttentionInterface, AutoModelForCausalLM, AutoTokenizer
@@ -92,7 +92,9 @@ def load_model(path: str, threads: int, dtype: str, adapter: str | None = None) 
 
         if not (Path(adapter) / "adapter_config.json").is_file():
             raise BackendError(f"{adapter}: not a peft adapter folder (no adapter_config.json)")
-        model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
+        # Not merged: a rank-r update added into bfloat16 weights loses what falls below their rounding
+        # step; kept beside them it is computed as it was trained (and as vLLM serves it).
+        model = PeftModel.from_pretrained(model, adapter)
     model.eval()
     vocab = model.get_output_embeddings().weight.shape[0]
     return model, tokenizer, from_tokenizer(tokenizer, n_vocab=vocab)

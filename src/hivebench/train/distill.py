@@ -15,6 +15,7 @@ teacher records, the loss on the answer's tokens only.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
 import time
@@ -27,6 +28,7 @@ from hivebench.models.adapter import ADAPTER, MANIFEST
 from hivebench.train.examples import IGNORED, Example, padded
 from hivebench.train.schedule import schedule
 
+LOG = logging.getLogger(__name__)
 STATE = "state.pt"  # a checkpoint's trainable weights, optimizer, random state and history
 
 
@@ -151,6 +153,14 @@ def train(
         if (update + 1) % settings.checkpoint_every == 0 or update + 1 == settings.updates:
             history.validation.append((update + 1, mean_loss(model, validation, pad, settings)))
             save_checkpoint(out, update + 1, model, optimizer, history)
+            LOG.info(
+                "update %d of %d: train loss %.4f, validation loss %.4f (%.0f s in updates)",
+                update + 1,
+                settings.updates,
+                history.train[-1][1],
+                history.validation[-1][1],
+                seconds["updates"],
+            )
             seconds["checkpoints"] += time.perf_counter() - checkpoint
     return select(out, base, history, settings, about or {})
 
