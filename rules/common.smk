@@ -33,7 +33,7 @@ from hivebench.config import (
 )
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
-from hivebench.models.adapter import MANIFEST, trained_folder
+from hivebench.models.adapter import EXAMPLE_FORMAT, MANIFEST, trained_folder
 from hivebench.models.builtin import BUILTIN, is_hub_id
 from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
@@ -541,6 +541,7 @@ def student_params(training, student):
 
 
 def distill_settings(wildcards):
-    """The training's settings for `hivebench distill` (its seed the wildcard's)."""
+    """The training's settings for `hivebench distill` (its seed the wildcard's), and the version of how
+    an example is written (a new one retrains: Snakemake reruns a job whose params changed)."""
     settings = {k: v for k, v in TRAININGS[wildcards.training].items() if k not in ("corpus", "model", "seeds")}
-    return canonical_json({**settings, "seed": int(wildcards.seed)})
+    return canonical_json({**settings, "seed": int(wildcards.seed), "format": EXAMPLE_FORMAT})

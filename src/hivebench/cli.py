@@ -470,12 +470,17 @@ def cmd_distill(args: argparse.Namespace) -> int:
         )
         return 2
     given = json.loads(args.settings)
+    example_format = given.pop("format", None)  # the workflow's EXAMPLE_FORMAT, for the manifest
     if given["dtype"] == "auto":
         from hivebench.models.precision import machine_dtype
 
         given["dtype"] = "bfloat16" if given["device"] == "cuda" else machine_dtype()
     settings = Settings(**given)
-    about = {"training": args.training, "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist())}
+    about = {
+        "training": args.training,
+        "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist()),
+        "example_format": example_format,
+    }
     manifest = train(base, pad, train_set, validation, settings, Path(args.out), about)
     print(
         f"{args.out}: update {manifest['selected_update']} of {settings.updates} selected, validation loss "

@@ -14,6 +14,9 @@ from typing import Any
 TRAINED_DIR = Path("models/trained")
 MANIFEST = "manifest.json"
 ADAPTER = "adapter"  # the selected adapter's folder in a training seed's folder (train/distill.py)
+# How a training example is written (train/examples.py): raised when that changes, so that the distill
+# jobs retrain (2: the record in the decoding schema's key order, not canonical JSON's).
+EXAMPLE_FORMAT = 2
 
 
 def trained_folder(training: str, seed: int) -> Path:
