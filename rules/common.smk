@@ -34,7 +34,7 @@ from hivebench.config import (
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
 from hivebench.models.adapter import EXAMPLE_FORMAT, MANIFEST, trained_folder
-from hivebench.models.builtin import BUILTIN, is_hub_id
+from hivebench.models.builtin import BUILTIN, cached_snapshot, is_hub_id
 from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
     BLOCK_LOG,
@@ -526,6 +526,15 @@ def training_students(training):
     """The records of each student on the test views: the untrained model's and each seed's adapter's."""
     names = ["untrained", *(f"seed{seed}" for seed in seed_list(TRAININGS[training]["seeds"]))]
     return {name: f"results/trainings/{training}/{name}/test.parquet" for name in names} if tested(training) else {}
+
+
+def student_memory_mb(training):
+    """What a student's decisions on the test views ask for: the base model's weight files (its folder,
+    or a hub id's cached snapshot) once and a half, and 4 GB for the rest."""
+    model = student_model(training)
+    folder = cached_snapshot(model) if model == TRAININGS[training]["model"] and is_hub_id(model) else Path(model)
+    weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder is not None else 0
+    return 4000 + int(1.5 * weights / 2**20)
 
 
 def student_params(training, student):

@@ -50,7 +50,7 @@ rule distill:
     params:
         model=lambda wildcards: student_model(wildcards.training),
         settings=distill_settings,
-        out=lambda wildcards: str(trained_folder(wildcards.training, wildcards.seed)),
+        out=lambda wildcards: str(trained_folder(wildcards.training, int(wildcards.seed))),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
         runtime=24 * 60,
@@ -66,6 +66,7 @@ rule distill:
 
 # The students on the corpus's test views: the untrained base model and each training seed's adapter,
 # greedy through the admission ladder (as view sets' controllers are), replies through a response cache.
+# They decide with the transformers backend, on the CPU (a paper-scale student is slow there).
 rule student_decide:
     input:
         views=lambda wildcards: test_views(wildcards.training),
@@ -80,7 +81,7 @@ rule student_decide:
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
         runtime=240,
-        mem_mb=8000,
+        mem_mb=lambda wildcards: student_memory_mb(wildcards.training),
     conda:
         CONDA_ENV
     log:

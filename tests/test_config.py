@@ -115,6 +115,19 @@ def test_an_included_file_adds_its_entries_and_a_name_defined_twice_is_refused(c
     write_config(tmp_path / "main.yaml", {**config, "include": ["missing.yaml"]})
     with pytest.raises(ConfigError, match="missing.yaml"):
         load(tmp_path / "main.yaml")
+    # two included files that define one name are both named; the config given is left as it was
+    write_config(tmp_path / "other.yaml", {"methods": {"extra": {"kind": "random"}}})
+    write_config(tmp_path / "more.yaml", {"methods": {"extra": {"kind": "random"}}})
+    given = {**config, "include": ["more.yaml", "other.yaml"]}
+    with pytest.raises(ConfigError, match="methods.extra: defined in more.yaml and in other.yaml"):
+        validate(given, str(tmp_path / "main.yaml"))
+    assert "extra" not in given["methods"]
+
+
+def test_a_seed_range_past_the_largest_seed_is_refused(config):
+    config["studies"]["tiny"]["seeds"] = {"first": 2**32 - 2, "count": 5}
+    with pytest.raises(ConfigError, match=r"studies.tiny.seeds: the range ends at 4,294,967,298, past the largest"):
+        validate(config, "test")
 
 
 def test_yaml_errors_name_the_file(tmp_path):

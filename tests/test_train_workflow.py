@@ -206,3 +206,33 @@ def test_an_adapter_names_a_training_and_one_of_its_seeds_over_the_model_it_was_
         "methods.other.model: 'elsewhere', but training 'tiny' trains its adapter on 'SmolLM2-135M-Instruct'"
         in problems
     )
+    scripted = evaluated_config("SmolLM2-135M-Instruct")
+    scripted["methods"]["trained2"] = {"kind": "waggle", "backend": "scripted", "model": "r.jsonl", "adapter": "tiny"}
+    scripted["methods"]["plain"] = {"kind": "waggle", "backend": "openai", "model": "m", "base_url": "http://x/v1"}
+    scripted["methods"]["plain"]["adapter_seed"] = 1
+    with pytest.raises(ConfigError) as refused:
+        validate(scripted, "train.yaml")
+    assert "methods.trained2.adapter: a scripted model has no weights to adapt" in str(refused.value)
+    assert "methods.plain.adapter_seed: set, but the method names no adapter" in str(refused.value)
+
+
+def test_a_hub_id_in_the_local_cache_is_a_model_and_a_missing_folder_is_not_one(tiny_model, tmp_path, monkeypatch):
+    from hivebench.models.builtin import cached_snapshot
+
+    snapshot = tmp_path / "hub" / "models--org--tiny" / "snapshots" / "abc123"
+    shutil.copytree(tiny_model, snapshot)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    assert cached_snapshot("org/tiny") == snapshot and cached_snapshot("org/absent") is None
+    settings = evaluated_config("org/tiny")  # the trainings' and the students' model: a cached hub id
+    settings["methods"]["absent"] = {**settings["methods"]["trained2"], "model": "org/absent", "adapter": None}
+    settings["studies"]["evaluation"]["methods"].append("absent")
+    settings["trainings"]["tiny2"]["model"] = "models/typo"  # a folder path here, not a hub id
+    (tmp_path / "models").mkdir()
+    with pytest.raises(ConfigError) as refused:
+        validate(settings, str(tmp_path / "train.yaml"))
+    problems = str(refused.value).splitlines()[1:]
+    assert sorted(p.split(":")[0].strip(" -") for p in problems) == [
+        "methods.absent.model",
+        "methods.trained2.model",  # its training's model moved to the missing folder
+        "trainings.tiny2.model",
+    ]

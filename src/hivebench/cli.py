@@ -523,7 +523,7 @@ def cmd_training_report(args: argparse.Namespace) -> int:
         records = {name: pd.read_parquet(path) for name, path in (pair.split("=", 1) for pair in args.students)}
         students = students_table(test, records)
     page = render(args.training, manifests, pd.read_csv(args.acceptance), students, Path(args.out))
-    print(f"{page}: {len(manifests)} seeds" + ("" if students is None else f", {len(students) - 1} students"))
+    print(f"{page}: {len(manifests)} seeds" + ("" if students is None else f", {len(students) - 2} students"))
     return 0
 
 

@@ -136,6 +136,7 @@ def _utf8(text: str) -> bool:
     return True
 
 
+SEED_MAX = 2**32 - 1  # the schema's largest seed (a 32-bit unsigned integer)
 # The sections an `include`d config file adds its entries to.
 INCLUDED_SECTIONS = ("tasks", "methods", "studies", "viewsets", "corpora", "trainings")
 
@@ -146,7 +147,10 @@ def _with_included(config: Config, source: str) -> tuple[Config, list[str]]:
     names = config.get("include") if isinstance(config, dict) else None
     if not isinstance(names, list):
         return config, []  # none, or not a list: the schema says so
-    merged = {key: value for key, value in config.items() if key != "include"}
+    merged = {
+        key: dict(value) if isinstance(value, dict) else value for key, value in config.items() if key != "include"
+    }
+    origin = {(key, entry): source for key, value in merged.items() if isinstance(value, dict) for entry in value}
     problems = []
     for name in names:
         if not isinstance(name, str):
@@ -156,18 +160,21 @@ def _with_included(config: Config, source: str) -> tuple[Config, list[str]]:
             problems.append(f"include: {name}: the top level must be a mapping")
             continue
         for key, entries in other.items():
-            if key not in INCLUDED_SECTIONS or not isinstance(entries, dict):
+            if key not in INCLUDED_SECTIONS:
                 shown = "an include" if key == "include" else repr(key)
                 problems.append(f"include: {name}: {shown}: an included file holds only {', '.join(INCLUDED_SECTIONS)}")
+                continue
+            if not isinstance(entries, dict):
+                problems.append(f"include: {name}: {key}: a mapping of names to entries was expected")
                 continue
             section = merged.setdefault(key, {})
             if not isinstance(section, dict):
                 continue  # the schema names the including file's own section
             for entry, value in entries.items():
-                if entry in section:
-                    problems.append(f"{key}.{entry}: defined in {source} and in {name}")
+                if (key, entry) in origin:
+                    problems.append(f"{key}.{entry}: defined in {origin[key, entry]} and in {name}")
                 else:
-                    section[entry] = value
+                    section[entry], origin[key, entry] = value, name
     return merged, problems
 
 
@@ -390,7 +397,9 @@ def validate(config: Config, source: str) -> Config:
     problems = list(_replicate_problems(filled))
     if problems:
         raise ConfigError(source, problems)
-    _expand_seed_ranges(filled)
+    problems = _expand_seed_ranges(filled)
+    if problems:
+        raise ConfigError(source, problems)
     groups: dict[str, list[str]] = {}
     problems = list(_expand_members(filled, groups)) or _by_entry(
         list(_cross_reference_problems(filled, Path(source).parent)), groups
@@ -415,19 +424,28 @@ def _with_trainers(config: Config, names: list[str]) -> list[str]:
     return list(dict.fromkeys(needed))
 
 
-def _expand_seed_ranges(config: Config) -> None:
-    """Every seed range ({first, count}) made the list of its seeds: the rest of hivebench reads a
-    count or a list."""
+def _expand_seed_ranges(config: Config) -> list[str]:
+    """Every seed range ({first, count}) made the list of its seeds (the rest of hivebench reads a
+    count or a list); the problems of a range that runs past the largest seed."""
+    problems = []
 
-    def expanded(seeds: Any) -> Any:
-        return list(range(seeds["first"], seeds["first"] + seeds["count"])) if isinstance(seeds, dict) else seeds
+    def expanded(seeds: Any, where: str) -> Any:
+        if not isinstance(seeds, dict):
+            return seeds
+        last = seeds["first"] + seeds["count"] - 1
+        if last > SEED_MAX:
+            problems.append(f"{where}: the range ends at {last:,}, past the largest seed ({SEED_MAX:,})")
+        return list(range(seeds["first"], min(last, SEED_MAX) + 1))
 
-    for study in config["studies"].values():
-        study["seeds"] = expanded(study["seeds"])
+    for name, study in config["studies"].items():
+        study["seeds"] = expanded(study["seeds"], f"studies.{name}.seeds")
         if "method_seeds" in study:
-            study["method_seeds"] = {m: expanded(s) for m, s in study["method_seeds"].items()}
-    for training in config["trainings"].values():
-        training["seeds"] = expanded(training["seeds"])
+            study["method_seeds"] = {
+                m: expanded(s, f"studies.{name}.method_seeds.{m}") for m, s in study["method_seeds"].items()
+            }
+    for name, training in config["trainings"].items():
+        training["seeds"] = expanded(training["seeds"], f"trainings.{name}.seeds")
+    return problems
 
 
 def select_methods(config: Config, names: list[str], source: str) -> Config:
@@ -943,7 +961,9 @@ def _training_problems(config: Config, base: Path) -> Iterator[str]:
         if training["micro_batch"] > training["batch"]:
             yield f"{where}.micro_batch: {training['micro_batch']} a pass is more than the batch ({training['batch']})"
         model = training["model"]
-        if model not in BUILTIN and not (base / model / "config.json").is_file() and not is_hub_id(model):
+        # org/name is a hub id unless `org` is a folder here (then it names a model folder that is missing)
+        hub_id = is_hub_id(model) and not (base / model).parent.is_dir()
+        if model not in BUILTIN and not (base / model / "config.json").is_file() and not hub_id:
             yield (
                 f"{where}.model: {model!r} is neither a builtin model ({', '.join(BUILTIN)}), a transformers "
                 "model folder (no config.json there) nor a Hugging Face hub id (org/name)"
@@ -961,6 +981,11 @@ def _adapter_problems(config: Config, base: Path) -> Iterator[str]:
         for label, entry in replicate_entries(method):
             where = f"methods.{name}" + ("" if label is None else f".replicates.{label}")
             if not entry.get("adapter"):
+                unused = [key for key in ("adapter_seed", "lora_module") if entry.get(key) not in (None, 0)]
+                yield from (f"{where}.{key}: set, but the method names no adapter" for key in unused)
+                continue
+            if entry["backend"] == "scripted":
+                yield f"{where}.adapter: a scripted model has no weights to adapt"
                 continue
             training = config["trainings"].get(entry["adapter"])
             if training is None:

@@ -105,7 +105,7 @@ def type_text(kind: pa.DataType) -> str:
     """A column's type without the name of a list's items: Arrow calls them `item` and Parquet
     `element`, so a list column written by one reads back named by the other."""
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return f"list<{type_text(kind.value_type)}>"
+        return f"{'large_list' if pa.types.is_large_list(kind) else 'list'}<{type_text(kind.value_type)}>"
     return str(kind)
 
 

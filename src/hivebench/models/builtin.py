@@ -9,6 +9,7 @@ Standard library only at import time: the Snakefile reads these names and folder
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -35,6 +36,17 @@ HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
 
 def is_hub_id(model: str) -> bool:
     return HUB_ID.fullmatch(model) is not None
+
+
+def cached_snapshot(model: str) -> Path | None:
+    """A hub id's newest snapshot folder in the local Hugging Face cache (HF_HUB_CACHE, else
+    HF_HOME/hub, else ~/.cache/huggingface/hub) that holds a config.json; None if there is none. The
+    standard library's reading of the cache's layout, for parse-time checks (jobs ask huggingface_hub)."""
+    home = os.environ.get("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
+    cache = Path(os.environ.get("HF_HUB_CACHE", str(Path(home) / "hub")))
+    snapshots = cache / f"models--{model.replace('/', '--')}" / "snapshots"
+    found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime) if snapshots.is_dir() else []
+    return found[-1].parent if found else None
 
 
 def folder(name: str) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hivebench.method import MethodHooks, file_param, file_problems
-from hivebench.models.builtin import BUILTIN, folder, package_dir
+from hivebench.models.builtin import BUILTIN, cached_snapshot, folder, is_hub_id, package_dir
 
 # A block that calls models runs for hours (a local model's job asks for the memory its batches need
 # instead, where the method knows it).
@@ -42,10 +42,10 @@ class ModelHooks(MethodHooks):
                 package_dir(BUILTIN[entry["model"]])
             except FileNotFoundError as exc:
                 yield f"model: {exc}"
-        elif not (Path(entry["model"]) / "config.json").is_file():
+        elif not (Path(entry["model"]) / "config.json").is_file() and not cached(entry["model"]):
             yield (
-                f"model: {entry['model']!r} is neither a builtin model ({', '.join(BUILTIN)}) "
-                "nor a transformers model folder (no config.json there)"
+                f"model: {entry['model']!r} is neither a builtin model ({', '.join(BUILTIN)}), a transformers "
+                "model folder (no config.json there) nor a hub id in the local Hugging Face cache"
             )
 
     def job_inputs(self, params: dict[str, Any]) -> list[str]:
@@ -62,6 +62,11 @@ class ModelHooks(MethodHooks):
 
     def slot_resource(self, entry: dict[str, Any]) -> str | None:
         return entry.get("llm_slots", SLOTS) if entry["backend"] == "openai" else None
+
+
+def cached(model: str) -> bool:
+    """A hub id (org/name) whose snapshot is in the local Hugging Face cache (never downloaded)."""
+    return is_hub_id(model) and cached_snapshot(model) is not None
 
 
 def script_problems(path: Path) -> Iterator[str]:

@@ -251,7 +251,7 @@ class TransformersBackend:
     ):
         self.model = f"{model}:{dtype}"  # the weights' precision changes replies: part of the cache key
         self.path = path
-        self.adapter = adapter  # a LoRA adapter's folder, merged into the weights as they load
+        self.adapter = adapter  # a LoRA adapter's folder, loaded with peft beside the weights
         self.threads = threads
         self.dtype = dtype
         self.batch_rows = batch_rows

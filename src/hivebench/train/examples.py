@@ -40,7 +40,8 @@ def answer_text(record: dict[str, Any], actions: list[str]) -> str:
     """The record as a schema-constrained decoder writes it: every object's keys in the order of the
     record's JSON Schema (`record_schema`: task_action, response, deposits, commit, execution_intent;
     a trace's channel, claim, novelty, ...), no spaces. The decoder at deployment follows that order,
-    so an answer in any other would teach the student records it is never let write."""
+    so an answer in any other would teach the student records it is never let write. (A change in how
+    an example is written raises models.adapter.EXAMPLE_FORMAT, so that trainings rerun.)"""
     return json.dumps(in_schema_order(record, record_schema(actions)), separators=(",", ":"), ensure_ascii=False)
 
 

@@ -26,7 +26,7 @@ class ControllerHooks(ModelHooks, WaggleHooks):
         """Without an adapter, none of its settings (a cell keeps the identity it had before they
         existed); with one, the LoRA module's name only where a server is asked for it."""
         params = ModelHooks.resolve(self, entry, base)
-        if not params["adapter"]:
+        if not params.get("adapter"):
             unused: tuple[str, ...] = ("adapter", "adapter_seed", "lora_module")
         else:
             unused = () if params["backend"] == "openai" else ("lora_module",)
