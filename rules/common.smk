@@ -502,10 +502,15 @@ def student_model(training):
     return str(given) if given.is_dir() or not is_hub_id(model) else model
 
 
+def student_from_hub(training):
+    """Whether the training's base model is a hub id read from the local cache (not a folder here)."""
+    model = student_model(training)
+    return model == TRAININGS[training]["model"] and is_hub_id(model)
+
+
 def student_inputs(training):
     """The base model's folder, where it is a file of the workflow's (not a hub id's cached snapshot)."""
-    model = student_model(training)
-    return [] if model == TRAININGS[training]["model"] and is_hub_id(model) else [model]
+    return [] if student_from_hub(training) else [student_model(training)]
 
 
 def training_manifests(training):
@@ -532,7 +537,7 @@ def student_memory_mb(training):
     """What a student's decisions on the test views ask for: the base model's weight files (its folder,
     or a hub id's cached snapshot) once and a half, and 4 GB for the rest."""
     model = student_model(training)
-    folder = cached_snapshot(model) if model == TRAININGS[training]["model"] and is_hub_id(model) else Path(model)
+    folder = cached_snapshot(model) if student_from_hub(training) else Path(model)
     weights = sum(f.stat().st_size for f in folder.glob("*.safetensors")) if folder is not None else 0
     return 4000 + int(1.5 * weights / 2**20)
 

@@ -39,13 +39,16 @@ def is_hub_id(model: str) -> bool:
 
 
 def cached_snapshot(model: str) -> Path | None:
-    """A hub id's newest snapshot folder in the local Hugging Face cache (HF_HUB_CACHE, else
-    HF_HOME/hub, else ~/.cache/huggingface/hub) that holds a config.json; None if there is none. The
-    standard library's reading of the cache's layout, for parse-time checks (jobs ask huggingface_hub)."""
+    """A hub id's snapshot folder in the local Hugging Face cache (HF_HUB_CACHE, else HF_HOME/hub, else
+    ~/.cache/huggingface/hub): the one its `main` ref names, else the newest, that holds a config.json;
+    None if there is none. Read with the standard library (the Snakefile asks it at parse time), by
+    the jobs too: one reading of the cache, and nothing is ever downloaded."""
     home = os.environ.get("HF_HOME", str(Path.home() / ".cache" / "huggingface"))
-    cache = Path(os.environ.get("HF_HUB_CACHE", str(Path(home) / "hub")))
-    snapshots = cache / f"models--{model.replace('/', '--')}" / "snapshots"
-    found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime) if snapshots.is_dir() else []
+    repository = Path(os.environ.get("HF_HUB_CACHE", str(Path(home) / "hub"))) / f"models--{model.replace('/', '--')}"
+    main = repository / "refs" / "main"
+    if main.is_file() and (repository / "snapshots" / main.read_text().strip() / "config.json").is_file():
+        return repository / "snapshots" / main.read_text().strip()
+    found = sorted((repository / "snapshots").glob("*/config.json"), key=lambda p: p.stat().st_mtime)
     return found[-1].parent if found else None
 
 

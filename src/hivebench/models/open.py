@@ -10,7 +10,7 @@ from typing import Any
 
 from hivebench.models import Backend, BackendError
 from hivebench.models.adapter import adapter_digest, adapter_folder, lora_module, manifest_path
-from hivebench.models.builtin import BUILTIN, folder, is_hub_id
+from hivebench.models.builtin import BUILTIN, cached_snapshot, folder, is_hub_id
 from hivebench.models.cache import ResponseCache
 from hivebench.models.decide import Decider
 from hivebench.models.precision import resolve
@@ -41,16 +41,13 @@ def local_path(model: str) -> Path:
         return folder(model)
     if Path(model).is_dir() or not is_hub_id(model):
         return Path(model)
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
-    try:
-        return Path(snapshot_download(model, local_files_only=True))
-    except LocalEntryNotFoundError:
+    snapshot = cached_snapshot(model)
+    if snapshot is None:
         raise BackendError(
             f"{model}: neither a model folder nor in the Hugging Face cache (hivebench downloads no weights: "
             f"`hf download {model}` first, or give the model's folder)"
-        ) from None
+        )
+    return snapshot
 
 
 def decider_for(params: dict[str, Any], cache_paths: Sequence[str | Path], backend: Backend | None = None) -> Decider:
