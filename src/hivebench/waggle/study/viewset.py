@@ -125,12 +125,14 @@ def decide(views: pd.DataFrame, params: dict[str, Any], cache: str | Path, seed:
 
 
 def orbit(view: dict[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, dict[int, int]]]:
-    """The view relabelled as the runtime may relabel it (its channel handles and claim handles through
-    random bijections, its incident records reshuffled) and the maps used ({"channel": .., "claim": ..})."""
+    """The view relabelled as the runtime may relabel it (its channel handles, in its incident traces
+    and delivered frames, and its claim handles through random bijections, its incident records
+    reshuffled) and the maps used ({"channel": .., "claim": ..})."""
     incident = view["incident_fields"]
     evidence = view["private_state"]["evidence"]
     held = view["local_commitment"]
-    channels = sorted({t["channel"] for t in incident})
+    frames = view["private_state"].get("frames")  # NativeMsg's delivered frames, by channel
+    channels = sorted({t["channel"] for t in incident} | {f["channel"] for f in frames or ()})
     claims = sorted(
         {t["claim"] for t in incident} | {e["claim"] for e in evidence} | ({held["claim"]} if held else set())
     )
@@ -142,12 +144,13 @@ def orbit(view: dict[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any
         {**t, "channel": maps["channel"][t["channel"]], "claim": maps["claim"][t["claim"]]}
         for t in (incident[i] for i in rng.permutation(len(incident)))
     ]
+    private = {**view["private_state"], "evidence": [{**e, "claim": maps["claim"][e["claim"]]} for e in evidence]}
+    if frames is not None:
+        moved_frames = [{**f, "channel": maps["channel"][f["channel"]]} for f in frames]
+        private["frames"] = sorted(moved_frames, key=lambda f: f["channel"])
     relabelled = {
         **view,
-        "private_state": {
-            **view["private_state"],
-            "evidence": [{**e, "claim": maps["claim"][e["claim"]]} for e in evidence],
-        },
+        "private_state": private,
         "incident_fields": moved,
         "local_commitment": {**held, "claim": maps["claim"][held["claim"]]} if held else None,
     }
