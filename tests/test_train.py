@@ -30,9 +30,8 @@ SMALL = Settings(
 )
 
 
-@pytest.fixture(scope="module")
-def decisions() -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:
-    """(view, action names, the scripted controller's record) for a Pursuit and a III-26 cell."""
+def scripted_views() -> list[list[dict[str, Any]]]:
+    """The `views` rows of the scripted controller on a small Pursuit and a III-26 cell, per cell."""
     config = {
         "tasks": {
             "pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 3},
@@ -41,12 +40,18 @@ def decisions() -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:
         "methods": {"rule": {"kind": "scripted_controller", "keep_views": True}},
         "studies": {"s": {"tasks": ["pursuit", "silo"], "methods": ["rule"], "populations": [4], "seeds": 1}},
     }
+    blocks = all_blocks(validate(config, "train.yaml"), Path("."))["s"]
+    return [record.table("views").to_pylist() for block in blocks for record in play_block(list(block.cells()))]
+
+
+@pytest.fixture(scope="module")
+def decisions() -> list[tuple[dict[str, Any], list[str], dict[str, Any]]]:
+    """(view, action names, the scripted controller's record) for a Pursuit and a III-26 cell."""
     out = []
-    for block in all_blocks(validate(config, "train.yaml"), Path("."))["s"]:
-        for record in play_block(list(block.cells())):
-            for row in record.table("views").to_pylist():
-                view = json.loads(row["view"])
-                out.append((view, json.loads(row["actions"]), record_for(view)))
+    for rows in scripted_views():
+        for row in rows:
+            view = json.loads(row["view"])
+            out.append((view, json.loads(row["actions"]), record_for(view)))
     return out
 
 
