@@ -22,6 +22,7 @@ from hivebench.cells import expand_jobs, seed_list
 from hivebench.config import (
     ConfigError,
     controller_entry,
+    STAGE_TWO,
     corpus_parts,
     filled_method,
     load,
@@ -33,7 +34,7 @@ from hivebench.config import (
 )
 from hivebench.damage import study_damage
 from hivebench.ids import canonical_json
-from hivebench.models.adapter import EXAMPLE_FORMAT, MANIFEST, trained_folder
+from hivebench.models.adapter import ADAPTER, EXAMPLE_FORMAT, MANIFEST, trained_folder
 from hivebench.models.builtin import BUILTIN, cached_snapshot, is_hub_id
 from hivebench.models.builtin import folder as builtin_folder
 from hivebench.paths import (
@@ -556,6 +557,32 @@ def student_params(training, student):
 
 def distill_settings(wildcards):
     """The training's settings for `hivebench distill` (its seed the wildcard's), and the version of how
-    an example is written (a new one retrains: Snakemake reruns a job whose params changed)."""
-    settings = {k: v for k, v in TRAININGS[wildcards.training].items() if k not in ("corpus", "model", "seeds")}
-    return canonical_json({**settings, "seed": int(wildcards.seed), "format": EXAMPLE_FORMAT})
+    an example is written (a new one retrains: Snakemake reruns a job whose params changed). A stage-two
+    training's warm start is its seed's adapter folder; a stage-one training has no stage-two keys (the
+    schema's defaults of them would otherwise rerun it)."""
+    training, seed = TRAININGS[wildcards.training], int(wildcards.seed)
+    dropped = ("corpus", "model", "seeds") + (() if "warm_start" in training else STAGE_TWO)
+    settings = {k: v for k, v in training.items() if k not in dropped}
+    if "warm_start" in training:
+        settings["warm_start"] = str(trained_folder(training["warm_start"], seed) / ADAPTER)
+    return canonical_json({**settings, "seed": seed, "format": EXAMPLE_FORMAT})
+
+
+def warm_start_inputs(wildcards):
+    """A stage-two training's warm start (its seed's manifest) and transition corpus; none for stage one."""
+    training = TRAININGS[wildcards.training]
+    if "warm_start" not in training:
+        return []
+    manifest = str(trained_folder(training["warm_start"], int(wildcards.seed)) / MANIFEST)
+    return [manifest, f"results/corpora/{training['corpus']}/transitions.parquet"]
+
+
+def transition_jobs(wildcards):
+    """The job summaries of the study and method a corpus's transitions come from."""
+    spec = CORPORA[wildcards.corpus]["transitions"]
+    return [job.summary_path for job in jobs_showing(spec["study"], spec["method"])]
+
+
+def transition_cells(wildcards):
+    spec = CORPORA[wildcards.corpus]["transitions"]
+    return views_tables(jobs_showing(spec["study"], spec["method"]))

@@ -41,15 +41,39 @@ rule corpus_labels:
         " --out {output.labels:q} --acceptance {output.acceptance:q} --test {output.test:q} > {log:q} 2>&1"
 
 
+# Stage two's transitions: each agent's view, the record the runtime admitted and its next view, from a
+# study's complete episodes (the warm-start controller's in the paper; train/transitions.py).
+rule transitions:
+    input:
+        transition_jobs,
+    output:
+        "results/corpora/{corpus}/transitions.parquet",
+    params:
+        cells=transition_cells,
+        drawn=lambda wildcards: CORPORA[wildcards.corpus]["transitions"]["count"],
+        seed=lambda wildcards: CORPORA[wildcards.corpus]["seed"],
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/corpora/{corpus}/transitions.log",
+    script:
+        "../scripts/transitions.py"
+
+
 rule distill:
     input:
         labels=lambda wildcards: f"results/corpora/{TRAININGS[wildcards.training]['corpus']}/labels.parquet",
         model=lambda wildcards: student_inputs(wildcards.training),
+        warm_start=warm_start_inputs,
     output:
         "models/trained/{training}/seed{seed}/manifest.json",
     params:
         model=lambda wildcards: student_model(wildcards.training),
         settings=distill_settings,
+        transitions=lambda wildcards: shlex.join(["--transitions", *warm_start_inputs(wildcards)[1:]])
+        if warm_start_inputs(wildcards)
+        else "",
         out=lambda wildcards: str(trained_folder(wildcards.training, int(wildcards.seed))),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
@@ -61,7 +85,7 @@ rule distill:
         "logs/trained/{training}/seed{seed}.log",
     shell:
         "hivebench distill --labels {input.labels:q} --model {params.model:q} --settings {params.settings:q}"
-        " --training {wildcards.training:q} --out {params.out:q} > {log:q} 2>&1"
+        " --training {wildcards.training:q} {params.transitions} --out {params.out:q} > {log:q} 2>&1"
 
 
 # The students on the corpus's test views: the untrained base model and each training seed's adapter,

@@ -22,7 +22,7 @@ from hivebench.train.examples import encode
 from hivebench.train.structural import Source, Structural, Structure, Transition
 
 SETTINGS = Settings(rank=4, alpha=8, dropout=0.0, learning_rate=1e-2, batch=4, micro_batch=4, updates=4)
-STRUCTURE = Structure(transitions=4)
+STRUCTURE = Structure(transition_batch=4)
 
 
 @pytest.fixture(scope="module")

@@ -49,11 +49,25 @@ def test_the_views_table_holds_each_view_as_the_controller_was_asked_it(tmp_path
     views = pa.table(record.tables["views"]).to_pandas()
     firsts = [text for first, text, _ in backend.log if first]
     assert len(views) == len(firsts) == AGENTS * 10
-    for (_, _, actions, view), text in zip(views.itertuples(index=False), firsts):
+    rows = {(r["step"], r["agent"]): r for r in rows_of(record)}
+    cut = 0
+    for (step, agent, actions, view, admitted), text in zip(views.itertuples(index=False), firsts):
         asked_actions, asked = asked_view(text)
         assert json.loads(view) == asked and json.loads(actions) == asked_actions
         assert set(asked) == set(PARTS) and forbidden_keys(asked) == []
+        # the record the runtime admitted: the ladder's (the episode's row) or what the formal system and
+        # the validator left of it (a part dropped, an action back to the proposal)
+        drafted, kept = json.loads(rows[(step + 1, agent)]["record"]), json.loads(admitted)
+        assert kept["task_action"] in (drafted["task_action"], asked["worker_proposal"])
+        assert kept["deposits"] in (drafted["deposits"], []) and kept["commit"] in (drafted["commit"], None)
+        cut += kept != drafted
     assert views["step"].tolist() == [t for t in range(10) for _ in range(AGENTS)]
+    assert 0 < cut < len(views)
+    block = ViewBlock([json.loads(v) for v in views["view"]], tuple(json.loads(views["actions"].iloc[0])))
+    decisions = Decisions.private(block.proposal)
+    for i, kept in enumerate(views["record"]):
+        decisions.put(i, parse(json.loads(kept), block.actions))
+    assert block.check(decisions).codes == [None] * len(views)  # each admitted whole on its view alone
 
 
 def test_the_validator_on_a_view_alone_refuses_what_it_refused_in_the_episode(tmp_path):

@@ -454,14 +454,13 @@ def cmd_distill(args: argparse.Namespace) -> int:
     tokenizer = AutoTokenizer.from_pretrained(base)
     pad = pad_id(tokenizer)
 
-    def examples(split: str) -> list:
+    def decisions(split: str) -> list[tuple[Any, Any, Any]]:
         rows = accepted[accepted["split"] == split]
-        return [
-            encode(tokenizer, json.loads(v), json.loads(a), json.loads(r))
-            for v, a, r in zip(rows["view"], rows["actions"], rows["record"])
-        ]
+        return [tuple(map(json.loads, r)) for r in zip(rows["view"], rows["actions"], rows["record"])]
 
-    train_set, validation = examples("train"), examples("validation")
+    sources = decisions("train")
+    train_set = [encode(tokenizer, *d) for d in sources]
+    validation = [encode(tokenizer, *d) for d in decisions("validation")]
     if not train_set or not validation:
         print(
             f"hivebench distill: error: {args.labels}: {len(train_set)} accepted train and {len(validation)} "
@@ -475,13 +474,27 @@ def cmd_distill(args: argparse.Namespace) -> int:
         from hivebench.models.precision import machine_dtype
 
         given["dtype"] = "bfloat16" if given["device"] == "cuda" else machine_dtype()
+    stage_two = {
+        k: given.pop(k)
+        for k in ("arm", "orbit_weight", "field_weight", "transition_batch", "eventful_share")
+        if k in given
+    }
     settings = Settings(**given)
     about = {
         "training": args.training,
         "corpus_digest": digest(labels[["view", "record", "split"]].values.tolist()),
         "example_format": example_format,
     }
-    manifest = train(base, pad, train_set, validation, settings, Path(args.out), about)
+    objective = None
+    if settings.warm_start is not None:
+        if args.transitions is None:
+            print("hivebench distill: error: a warm start (stage two) needs --transitions", file=sys.stderr)
+            return 2
+        from hivebench.train.structural import stage_two_objective
+
+        objective, stage = stage_two_objective(tokenizer, pad, sources, args.transitions, settings, stage_two)
+        about |= stage
+    manifest = train(base, pad, train_set, validation, settings, Path(args.out), about, objective)
     print(
         f"{args.out}: update {manifest['selected_update']} of {settings.updates} selected, validation loss "
         f"{manifest['validation_loss']:.4f} ({len(train_set)} train, {len(validation)} validation examples)"
@@ -701,6 +714,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--settings", required=True, help="JSON: hivebench.train.distill.Settings")
     p.add_argument("--training", default="", help="the training's name, for the manifest")
+    p.add_argument("--transitions", help="stage two (a warm start in the settings): the transition corpus (Parquet)")
     p.add_argument("--out", required=True, help="the folder: checkpoints/, adapter/, manifest.json")
     p.set_defaults(func=cmd_distill)
 

@@ -397,7 +397,7 @@ def validate(config: Config, source: str) -> Config:
     problems = list(_replicate_problems(filled))
     if problems:
         raise ConfigError(source, problems)
-    problems = _expand_seed_ranges(filled)
+    problems = _expand_seed_ranges(filled) or _inherit_warm_starts(filled)
     if problems:
         raise ConfigError(source, problems)
     groups: dict[str, list[str]] = {}
@@ -421,6 +421,8 @@ def _with_trainers(config: Config, names: list[str]) -> list[str]:
             corpus = config["corpora"][training["corpus"]]
             needed += [spec["method"] for _, _, spec in corpus_parts(corpus)]
             needed += [] if corpus["teacher"] == "rule" else [corpus["teacher"]]
+            if "warm_start" in training and "transitions" in corpus:
+                needed.append(corpus["transitions"]["method"])
     return list(dict.fromkeys(needed))
 
 
@@ -445,6 +447,51 @@ def _expand_seed_ranges(config: Config) -> list[str]:
             }
     for name, training in config["trainings"].items():
         training["seeds"] = expanded(training["seeds"], f"trainings.{name}.seeds")
+    return problems
+
+
+def _transitions_kept(kept: Config, corpus: str) -> bool:
+    """Whether a cut-down config still plays the study and method of a corpus's transitions."""
+    spec = kept["corpora"][corpus].get("transitions")
+    return spec is not None and spec["method"] in kept["studies"].get(spec["study"], {}).get("methods", [])
+
+
+LORA_SHAPE = ("rank", "alpha", "dropout", "target_modules")  # what a stage-two training keeps of its warm start
+STAGE_TWO = ("warm_start", "arm", "orbit_weight", "field_weight", "transition_batch", "eventful_share")
+
+
+def _inherit_warm_starts(config: Config) -> list[str]:
+    """A stage-two training takes its warm start's corpus, base model and LoRA shape; the problems of a
+    warm start that is unknown or itself a stage-two training, a corpus or model other than its own,
+    and seeds it lacks."""
+    from hivebench.cells import seed_list
+
+    problems = []
+    trainings = config["trainings"]
+    for name, training in trainings.items():
+        if "warm_start" not in training:
+            continue
+        where, given = f"trainings.{name}", training["warm_start"]
+        warm = trainings.get(given)
+        if warm is None:
+            problems.append(f"{where}.warm_start: unknown training {given!r} (defined: {', '.join(sorted(trainings))})")
+            continue
+        if "warm_start" in warm:
+            problems.append(
+                f"{where}.warm_start: {given!r} goes on from a warm start itself; stage two goes on from a "
+                "decision distillation (a training without warm_start)"
+            )
+            continue
+        for key in ("corpus", "model"):
+            if key in training and training[key] != warm[key]:
+                problems.append(f"{where}.{key}: {training[key]!r}, but its warm start {given!r} has {warm[key]!r}")
+        training.update({key: warm[key] for key in ("corpus", "model", *LORA_SHAPE)})
+        lacking = sorted(set(seed_list(training["seeds"])) - set(seed_list(warm["seeds"])))
+        if lacking:
+            problems.append(
+                f"{where}.seeds: {', '.join(map(str, lacking))} not among its warm start {given!r}'s seeds (each "
+                "seed goes on from that seed's adapter)"
+            )
     return problems
 
 
@@ -492,7 +539,11 @@ def select_methods(config: Config, names: list[str], source: str) -> Config:
         )
         and corpus["teacher"] in ("rule", *names)
     }
-    kept["trainings"] = {name: t for name, t in config["trainings"].items() if t["corpus"] in kept["corpora"]}
+    kept["trainings"] = {
+        name: t
+        for name, t in config["trainings"].items()
+        if t["corpus"] in kept["corpora"] and ("warm_start" not in t or _transitions_kept(kept, t["corpus"]))
+    }
     if not kept["studies"]:
         raise ConfigError(source, [f"--config methods: no study runs any of {', '.join(names)}"])
     return kept
@@ -926,6 +977,13 @@ def corpus_parts(corpus: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]
     return [(suite, part, spec) for suite, parts in corpus["suites"].items() for part, spec in parts.items()]
 
 
+def collections(corpus: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every collection a corpus draws from, where its config names it: its decision parts'
+    (suites.<suite>.<part>) and its transitions'."""
+    named = [(f"suites.{suite}.{part}", spec) for suite, part, spec in corpus_parts(corpus)]
+    return named + ([("transitions", corpus["transitions"])] if "transitions" in corpus else [])
+
+
 def _training_problems(config: Config, base: Path) -> Iterator[str]:
     """Corpora (their studies, methods, suites, sizes and teacher; training seeds that evaluation seeds
     meet) and trainings (their corpus, batch and base model)."""
@@ -949,6 +1007,13 @@ def _training_problems(config: Config, base: Path) -> Iterator[str]:
             if part == "synthetic" and spec["validation"] + spec["test"] >= spec["bundles"]:
                 held_out = f"{spec['validation']} validation and {spec['test']} test bundles"
                 yield f"{at}: {held_out} leave none of {spec['bundles']} to train on"
+        if "transitions" in corpus:
+            spec = corpus["transitions"]
+            if spec["study"] not in config["studies"]:
+                studies = ", ".join(sorted(config["studies"]))
+                yield f"{where}.transitions.study: unknown study {spec['study']!r} (defined: {studies})"
+            else:
+                yield from _showing_problems(config, f"{where}.transitions", spec["study"], spec["method"])
         teacher = corpus["teacher"]
         if teacher != "rule" and config["methods"].get(teacher, {}).get("kind") != "waggle":
             yield f"{where}.teacher: {teacher!r} is neither rule nor a method of kind waggle (a model as the teacher)"
@@ -958,6 +1023,12 @@ def _training_problems(config: Config, base: Path) -> Iterator[str]:
         if training["corpus"] not in config["corpora"]:
             defined = ", ".join(sorted(config["corpora"])) or "none"
             yield f"{where}.corpus: unknown corpus {training['corpus']!r} (defined: {defined})"
+        corpus = config["corpora"].get(training["corpus"], {})
+        if "warm_start" in training and corpus and "transitions" not in corpus:
+            yield (
+                f"{where}.warm_start: stage two needs a transition corpus: corpora.{training['corpus']}.transitions "
+                "names none"
+            )
         if training["micro_batch"] > training["batch"]:
             yield f"{where}.micro_batch: {training['micro_batch']} a pass is more than the batch ({training['batch']})"
         model = training["model"]
@@ -1031,9 +1102,9 @@ def _seed_overlap_problems(config: Config, corpus: str) -> Iterator[str]:
     """A corpus's training seeds that an evaluation study (one no corpus draws from) plays on the same
     task and N: "Native decision views and all sequential rollouts use collection seeds disjoint from
     formal evaluation"."""
-    training = {spec["study"] for c in config["corpora"].values() for _, _, spec in corpus_parts(c)}
+    training = {spec["study"] for c in config["corpora"].values() for _, spec in collections(c)}
     tasks = config["tasks"]
-    for suite, part, spec in corpus_parts(config["corpora"][corpus]):
+    for part, spec in collections(config["corpora"][corpus]):
         study = config["studies"].get(spec["study"])
         if study is None or spec["method"] not in study["methods"]:
             continue
@@ -1052,7 +1123,7 @@ def _seed_overlap_problems(config: Config, corpus: str) -> Iterator[str]:
                             met.add((task, n))
                             shown = ", ".join(map(str, sorted(common)[:5])) + (" ..." if len(common) > 5 else "")
                             yield (
-                                f"corpora.{corpus}.suites.{suite}.{part}.study: study {spec['study']!r} plays task "
+                                f"corpora.{corpus}.{part}.study: study {spec['study']!r} plays task "
                                 f"{task!r} at N = {n} on seeds {shown}, which study {name!r} evaluates "
                                 f"({evaluated!r}): training seeds must be disjoint from evaluation seeds"
                             )

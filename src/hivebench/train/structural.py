@@ -18,13 +18,19 @@ same sources, partners and transitions, so an arm's disabled loss gives exactly 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
 
+from hivebench.ids import digest
+from hivebench.models.adapter import MANIFEST
 from hivebench.train.distill import Settings, forward_rows
 from hivebench.train.examples import Example, encode
 from hivebench.train.factors import NAMES, factors
@@ -42,7 +48,7 @@ class Structure:
     arm: str = "joint"  # decision | orbit | field | joint
     orbit_weight: float = 1.0  # λ_orbit
     field_weight: float = 1.0  # λ_field
-    transitions: int = 16  # per update
+    transition_batch: int = 16  # transitions per update
     eventful_share: float = 0.5  # of the transitions drawn from eventful updates
 
 
@@ -156,7 +162,7 @@ class Structural:
         if not self.transitions:
             return float("nan")
         rng = np.random.default_rng([self.settings.seed, update, 0xF1E1D])
-        drawn = stratified(self.eventful, self.structure.transitions, self.structure.eventful_share, rng)
+        drawn = stratified(self.eventful, self.structure.transition_batch, self.structure.eventful_share, rng)
         total = 0.0
         for start in range(0, len(drawn), self.settings.micro_batch):
             chosen = drawn[start : start + self.settings.micro_batch].tolist()
@@ -177,3 +183,39 @@ def prompt_only(tokenizer: Any, view: dict[str, Any], actions: list[str]) -> Exa
         tokenizer, view, actions, {"task_action": actions[0], "response": None, "deposits": [], "commit": None}
     )
     return Example(example.tokens[: example.prompt] + [tokenizer.eos_token_id], example.prompt)
+
+
+def stage_two_objective(
+    tokenizer: Any,
+    pad: int,
+    decisions: list[tuple[dict[str, Any], list[str], dict[str, Any]]],
+    transitions_file: str | Path,
+    settings: Settings,
+    given: dict[str, Any],
+) -> tuple[Callable[[Any], Structural], dict[str, Any]]:
+    """The objective `distill.train` takes for stage two (the train set's (view, actions, record) as its
+    sources, the transition corpus's rows as its transitions) and what its manifest adds: the arm's
+    settings and the digests of the warm start and the transitions (a retrained warm start or a new
+    transition corpus is another training)."""
+    structure = Structure(**{f.name: given[f.name] for f in fields(Structure) if f.name in given})
+    table = pd.read_parquet(transitions_file)
+    rows = [
+        Transition(json.loads(v), json.loads(a), json.loads(r), json.loads(n))
+        for v, a, r, n in zip(table["view"], table["actions"], table["record"], table["next_view"])
+    ]
+    sources = [Source(view, actions, record) for view, actions, record in decisions]
+    assert settings.warm_start is not None
+    warm = json.loads((Path(settings.warm_start).parent / MANIFEST).read_text())
+    about = {
+        "stage": 2,
+        "structure": asdict(structure),
+        "warm_start_digest": warm["adapter_digest"],
+        "transitions_digest": digest(table[["view", "record", "next_view"]].values.tolist()),
+        "transitions": len(rows),
+        "eventful_transitions": int(table["eventful"].sum()),
+    }
+
+    def objective(model: Any) -> Structural:
+        return Structural(model, tokenizer, pad, sources, rows, settings, structure)
+
+    return objective, about

@@ -392,7 +392,15 @@ def private_evidence(context: Context) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-VIEWS_SCHEMA = pa.schema([("step", pa.int32()), ("agent", pa.int32()), ("actions", pa.string()), ("view", pa.string())])
+VIEWS_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),
+        ("agent", pa.int32()),
+        ("actions", pa.string()),
+        ("view", pa.string()),
+        ("record", pa.string()),
+    ]
+)
 
 
 class ViewRuntime(WaggleRuntime):
@@ -400,8 +408,10 @@ class ViewRuntime(WaggleRuntime):
     returns its record as JSON (a controller): `reply` maps the round's views to records, one per
     view; a record that is not the canonical schema becomes its agent's private proposal, counted as
     invalid. With `keep_views` every view shown is kept: the `views` side table (a view set's source),
-    one row per (round, agent asked) with the action names and the view's canonical JSON (without it
-    the table is empty: views take memory, about 1 kB each)."""
+    one row per (round, agent asked) with the action names, the view's canonical JSON and the record
+    the runtime admitted (after the formal system and the validator: what the agent did; stage two's
+    transitions read it), canonical JSON too (without it the table is empty: views take memory, about
+    1 kB each)."""
 
     medium = "field"
 
@@ -409,18 +419,19 @@ class ViewRuntime(WaggleRuntime):
         super().__init__(params, rng, adapter)
         self.keep = bool(params.get("keep_views", False))
         self.shown: list[tuple[int, np.ndarray, list[str]]] = []  # per round: step, agents, their views (keep_views)
+        self.admitted: dict[int, list[str]] = {}  # step -> the shown agents' admitted records (keep_views)
 
     def tables(self, episode: int) -> dict[str, Any]:
         n = self.block.n
         rows = [
-            (step, agent % n, view)
+            (step, agent % n, view, record)
             for step, agents, views in self.shown
-            for agent, view in zip(agents.tolist(), views)
+            for agent, view, record in zip(agents.tolist(), views, self.admitted[step])
             if agent // n == episode
         ]
-        step, agent, view = zip(*rows) if rows else ((), (), ())
+        step, agent, view, record = zip(*rows) if rows else ((), (), (), ())
         actions = json.dumps(list(self.adapter.actions))
-        columns = [list(step), list(agent), [actions] * len(rows), list(view)]
+        columns = [list(step), list(agent), [actions] * len(rows), list(view), list(record)]
         return {**super().tables(episode), "views": pa.table(columns, schema=VIEWS_SCHEMA)}
 
     def reply(self, views: list[dict[str, Any]]) -> list[Any]:
@@ -452,6 +463,15 @@ class ViewRuntime(WaggleRuntime):
         if self.keep:
             self.shown.append((context.step, live, [canonical_json(view) for view in views]))
         return live, views
+
+    def _admit(self, context: Context, decisions: Decisions) -> Admitted:
+        admitted = super()._admit(context, decisions)
+        if self.keep:  # the agents this round's views were shown to
+            step, shown, _ = self.shown[-1]
+            assert step == context.step, "a round's records admitted before its views were built"
+            actions = self.adapter.actions
+            self.admitted[step] = [canonical_json(admitted.decisions.to_json(a, actions)) for a in shown.tolist()]
+        return admitted
 
     def frame_intents(self, context: Context) -> dict[int, list[dict[str, Any]]]:
         """Per receiver, the frames delivered to it this round, by channel: each with the proposal intent

@@ -42,20 +42,23 @@ HANDLES = 256  # channel handles an orbit draws from (the field's pool)
 
 def read_views(cells: list[dict[str, Any]]) -> pd.DataFrame:
     """Every view of the `views` tables of `cells` (each {"path", and the SOURCE fields but step and
-    agent}), in the cells' order, with where it was shown."""
+    agent}), in the cells' order, with where it was shown and the record admitted on it (`record`;
+    null in a table written before the runtime kept it)."""
     frames = []
     for cell in cells:
         table = pq.read_table(cell["path"]).to_pandas()
         for key in SOURCE[:6]:
             table[key] = cell[key]
         frames.append(table)
-    return pd.concat(frames, ignore_index=True)[[*SOURCE, "actions", "view"]] if frames else pd.DataFrame()
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True).reindex(columns=[*SOURCE, "actions", "view", "record"])
 
 
 def sample(cells: list[dict[str, Any]], count: int, seed: int) -> pd.DataFrame:
     """`count` views drawn without replacement by `seed` from the `views` tables of `cells`, all of them
     where there are fewer; in the cells' order."""
-    views = read_views(cells)
+    views = read_views(cells).drop(columns="record", errors="ignore")  # the showing method's, not a controller's
     if len(views) > count:
         views = views.iloc[np.sort(np.random.default_rng(seed).choice(len(views), count, replace=False))]
     return views.reset_index(drop=True)
