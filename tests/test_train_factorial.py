@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -119,3 +120,27 @@ def test_running_only_a_stage_two_adapters_method_keeps_its_transitions():
     settings["studies"]["evaluation"]["methods"].append("scd")
     cut = select_methods(validate(settings, "train.yaml"), ["scd"], "train.yaml")
     assert cut["studies"]["rollouts"]["methods"] == ["warm"] and "tiny-joint" in cut["trainings"]
+
+
+def test_the_paper_scale_training_validates_and_is_estimated():
+    """config/studies/waggle-train.yaml: the paper's 8,512 corpus views (per substrate 256 native and 500
+    bundles of eight), a model teacher's call per view, and per update 16 examples in stage one and in
+    stage two 16 sources, their 16 partners and 16 transitions."""
+    from hivebench.cells import all_blocks
+    from hivebench.config import load
+    from hivebench.train.estimate import estimates
+
+    source = Path(__file__).parents[1] / "config/studies/waggle-train.yaml"
+    config = load(source)
+    assert set(config["trainings"]) == {"warm", *(f"scd-{arm}" for arm in ARMS), "specialist-warm", "specialist"}
+    studies = ("collect-swarmbench", "collect-silobench", "rollouts", "specialist-rollouts")
+    blocks = {study: b for study, b in all_blocks(config, source.parent).items() if study in studies}
+    corpora, trainings = estimates(config, blocks)
+    by_name = {c.corpus: c for c in corpora}
+    assert by_name["decision"].views == 2 * (256 + 500 * 8) == 8512 and by_name["decision"].calls == 0
+    assert by_name["specialist"].views == 256 + 500 * 8
+    rows = {t.training: (t.stage, t.seeds, t.updates, t.rows_per_update) for t in trainings}
+    assert rows["warm"] == (1, 5, 648, 16) and rows["scd-joint"] == rows["scd-decision"] == (2, 5, 648, 48)
+    assert all(t.tokens > 0 for t in trainings)
+    config["corpora"]["decision"]["teacher"] = "gpt-4o"  # a model teacher: one call per view
+    assert estimates(config, blocks)[0][0].calls == 8512

@@ -134,6 +134,8 @@ def test_the_matrix_section_is_planned_where_one_of_its_tables_has_a_row():
         "waggle-intervention": True,  # Pursuit and Silo-Bench at two populations
         "collect-swarmbench": False,  # the training corpus's episodes (waggle-train.yaml): one N
         "collect-silobench": False,
+        "rollouts": False,  # stage two's transition episodes: one N
+        "specialist-rollouts": False,
     }
 
 

@@ -163,10 +163,17 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     rows = estimate([block for study_jobs in blocks.values() for job in study_jobs for block in job.blocks])
     if not rows:
         print(f"{args.config}: no LLM methods in the selected studies: no model calls")
-        return 0
-    print(table(rows, config["prices"]))
-    print()
-    print(totals(rows, config["prices"]))
+    else:
+        print(table(rows, config["prices"]))
+        print()
+        print(totals(rows, config["prices"]))
+    if config["corpora"]:
+        from hivebench.train.estimate import estimates
+        from hivebench.train.estimate import table as training_table
+
+        by_study = {study: [b for job in jobs for b in job.blocks] for study, jobs in blocks.items()}
+        print()
+        print(training_table(*estimates(config, by_study)))
     return 0
 
 
