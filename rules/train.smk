@@ -52,6 +52,7 @@ rule transitions:
         cells=transition_cells,
         drawn=lambda wildcards: CORPORA[wildcards.corpus]["transitions"]["count"],
         seed=lambda wildcards: CORPORA[wildcards.corpus]["seed"],
+        held_out=lambda wildcards: CORPORA[wildcards.corpus]["transitions"]["held_out"],
     localrule: True
     conda:
         CONDA_ENV

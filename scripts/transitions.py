@@ -7,9 +7,11 @@ p = snakemake.params  # noqa: F821 (injected by Snakemake)
 with open(snakemake.log[0], "w") as log:  # noqa: F821
     try:
         views = read_views(p.cells)
-        drawn = transitions(views, p.drawn, p.seed)
+        drawn = transitions(views, p.drawn, p.seed, p.held_out)
         write(drawn, snakemake.output[0])  # noqa: F821
-        print(f"{len(drawn)} transitions ({int(drawn['eventful'].sum())} eventful) of {len(views)} views", file=log)
+        for split, rows in drawn.groupby("split"):
+            print(f"{split}: {len(rows)} transitions ({int(rows['eventful'].sum())} eventful)", file=log)
+        print(f"of {len(views)} views", file=log)
     except Exception as exc:
         print(f"hivebench transitions: error: {exc}", file=log)
         raise

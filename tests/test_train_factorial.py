@@ -40,7 +40,7 @@ def factorial_config(model: str) -> dict:
         "keep_views": True,
     }
     settings["tasks"]["silo26-short"] = {**settings["tasks"]["silo26"], "rounds": 4, "change_at": 2}
-    settings["studies"]["rollouts"] = {"tasks": ["silo26-short"], "methods": ["warm"], "populations": [4], "seeds": 1}
+    settings["studies"]["rollouts"] = {"tasks": ["silo26-short"], "methods": ["warm"], "populations": [4], "seeds": 4}
     for corpus in ("small", "silo"):
         settings["corpora"][corpus]["transitions"] = {"study": "rollouts", "method": "warm"}
     stage_one = settings["trainings"]["tiny"]
@@ -64,15 +64,22 @@ def test_the_four_arms_and_the_specialist_go_on_from_their_warm_starts(tiny_mode
         return json.loads((tmp_path / f"models/trained/{training}/seed0/manifest.json").read_text())
 
     transitions = pd.read_parquet(tmp_path / "results/corpora/small/transitions.parquet")
-    views = pd.read_parquet(tmp_path / "results/episodes/rollouts/silobench/silo26-short/warm/n4/s0.views.parquet")
-    assert views["record"].notna().all() and views.groupby("agent")["step"].count().min() > 1
-    assert len(transitions) == len(views) - 4  # each agent's views but its last, which has no next one
+    episodes = tmp_path / "results/episodes/rollouts/silobench/silo26-short/warm/n4"
+    views = {seed: pd.read_parquet(episodes / f"s{seed}.views.parquet") for seed in range(4)}
+    assert all(v["record"].notna().all() and v.groupby("agent")["step"].count().min() > 1 for v in views.values())
+    # each agent's views but its last, which has no next one; of the four episodes, one fits the probe
+    # and one measures it (held_out 0.25, at least two), whole
+    assert len(transitions) == sum(len(v) - 4 for v in views.values())
+    per_episode = transitions.groupby("seed")["split"].unique()
+    assert all(len(splits) == 1 for splits in per_episode)
+    assert sorted(splits[0] for splits in per_episode) == ["probe_fit", "probe_test", "train", "train"]
     assert transitions["eventful"].dtype == bool
     arms = {arm: manifest(f"tiny-{arm}") for arm in ARMS}
     warm = manifest("tiny")
     for arm, m in arms.items():
         assert m["stage"] == 2 and m["structure"]["arm"] == arm and m["updates"] == 2
-        assert m["warm_start_digest"] == warm["adapter_digest"] and m["transitions"] == len(transitions)
+        assert m["warm_start_digest"] == warm["adapter_digest"]
+        assert m["transitions"] == (transitions["split"] == "train").sum()  # the probe's never trained on
         assert m["settings"]["rank"] == warm["settings"]["rank"] == 4  # the warm start's LoRA shape
         assert [u for u, _ in m["history"]["auxiliary"]] == [1, 2]
     first = {arm: (m["history"]["train"][0], m["history"]["auxiliary"][0]) for arm, m in arms.items()}

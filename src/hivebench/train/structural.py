@@ -199,6 +199,7 @@ def stage_two_objective(
     transition corpus is another training)."""
     structure = Structure(**{f.name: given[f.name] for f in fields(Structure) if f.name in given})
     table = pd.read_parquet(transitions_file)
+    table = table[table["split"] == "train"]  # the probe's episodes are never trained on
     rows = [
         Transition(json.loads(v), json.loads(a), json.loads(r), json.loads(n))
         for v, a, r, n in zip(table["view"], table["actions"], table["record"], table["next_view"])

@@ -7,8 +7,13 @@ masked. ... No synthetic curriculum adjacency contributes to this corpus."
 The episodes are a study's cells of a method on the view runtime that keeps its views (`keep_views`):
 their `views` tables hold each view shown and the record the runtime admitted on it. A transition is
 an agent's view, its admitted record and the agent's next view in the same episode; an agent's last
-view has none and is left out. `count` transitions are drawn (all where there are fewer), each marked
-eventful or ordinary for the stratified sampler (field.eventful).
+view has none and is left out. Each is marked eventful or ordinary for the stratified sampler
+(field.eventful).
+
+Splits, by whole episodes: a `held_out` share of the episodes is kept from training for the frozen-probe
+diagnostic ("computed only after selection, on data excluded from controller training"), half of it
+to fit the probe (`probe_fit`) and half to measure it (`probe_test`); of the rest (`train`), `count`
+transitions are drawn (all where there are fewer).
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from hivebench.train.field import eventful
 from hivebench.waggle.study.viewset import SOURCE
 
 EPISODE = list(SOURCE[:6])  # study, suite, task, method, population, seed
-COLUMNS = [*SOURCE, "actions", "view", "record", "next_view", "eventful"]
+COLUMNS = [*SOURCE, "actions", "view", "record", "next_view", "eventful", "split"]
+SPLITS = ("train", "probe_fit", "probe_test")
 
 
-def transitions(views: pd.DataFrame, count: int, seed: int) -> pd.DataFrame:
-    """(view, admitted record, next view) of each agent's consecutive views, `count` of them drawn by
-    `seed`, in the episodes' order."""
+def transitions(views: pd.DataFrame, count: int, seed: int, held_out: float = 0.0) -> pd.DataFrame:
+    """(view, admitted record, next view) of each agent's consecutive views, with their split; `count`
+    of the training split's drawn by `seed`; in the episodes' order."""
     if views.empty:
         raise ValueError("no views: the transitions' study and method showed none")
     missing = views["record"].isna()
@@ -41,10 +47,29 @@ def transitions(views: pd.DataFrame, count: int, seed: int) -> pd.DataFrame:
     ordered = views.sort_values([*EPISODE, "agent", "step"]).reset_index(drop=True)
     following = ordered.groupby([*EPISODE, "agent"], sort=False)["view"].shift(-1)
     pairs = ordered.assign(next_view=following).dropna(subset=["next_view"]).reset_index(drop=True)
-    if len(pairs) > count:
-        pairs = pairs.iloc[np.sort(np.random.default_rng([seed, 1]).choice(len(pairs), count, replace=False))]
+    pairs["split"] = episode_splits(pairs, held_out, seed)
+    train = np.flatnonzero(pairs["split"] == "train")
+    if len(train) > count:
+        dropped = np.setdiff1d(train, np.random.default_rng([seed, 1]).choice(train, count, replace=False))
+        pairs = pairs.drop(index=dropped).reset_index(drop=True)
     flags = [
         eventful(json.loads(v), json.loads(r), json.loads(n))
         for v, r, n in zip(pairs["view"], pairs["record"], pairs["next_view"])
     ]
     return pairs.assign(eventful=flags)[COLUMNS].reset_index(drop=True)
+
+
+def episode_splits(pairs: pd.DataFrame, held_out: float, seed: int) -> list[str]:
+    """Each transition's split, drawn by whole episodes: round(held_out × episodes) of them held out
+    (at least two where any is, so that the probe has one to fit and one to measure), their first half
+    `probe_fit`, the rest `probe_test`."""
+    keys = pairs[EPISODE].astype(str).agg("/".join, axis=1)
+    episodes = keys.unique()
+    held = 0 if held_out == 0 else min(len(episodes) - 1, max(2, round(held_out * len(episodes))))
+    order = np.random.default_rng([seed, 2]).permutation(len(episodes))
+    split = dict.fromkeys(episodes, "train")
+    for rank, i in enumerate(order[:held]):
+        split[episodes[i]] = "probe_fit" if rank < held // 2 else "probe_test"
+    if 0 < held and len(episodes) < 3:
+        raise ValueError(f"{len(episodes)} episodes: too few to hold any out for the probe and train on the rest")
+    return [split[k] for k in keys]
