@@ -49,3 +49,4 @@ rule all:
         VIEWSET_REPORTS,
         TRAINED,
         TRAINING_REPORTS,
+        FACTORIAL_REPORTS,

@@ -522,6 +522,33 @@ def test_views(training):
     return f"results/corpora/{TRAININGS[training]['corpus']}/test.parquet"
 
 
+def held_out_views(training, views):
+    """The corpus's test views (`test`) or their orbit partners (`orbit`)."""
+    corpus = TRAININGS[training]["corpus"]
+    return f"results/corpora/{corpus}/test.parquet" if views == "test" else f"results/corpora/{corpus}/test-orbit.parquet"
+
+
+def training_diagnostics(training):
+    """A stage-two training's diagnostics inputs by name: the test and orbit views, and per seed its
+    records on both and its probe (`seed<k>.test`, `seed<k>.orbit`, `seed<k>.probe`); none for stage one
+    or without test views."""
+    if "warm_start" not in TRAININGS[training] or not tested(training):
+        return {}
+    corpus = TRAININGS[training]["corpus"]
+    found = {"test": f"results/corpora/{corpus}/test.parquet", "orbit": f"results/corpora/{corpus}/test-orbit.parquet"}
+    for seed in seed_list(TRAININGS[training]["seeds"]):
+        folder = f"results/trainings/{training}/seed{seed}"
+        found |= {f"seed{seed}.test": f"{folder}/test.parquet", f"seed{seed}.orbit": f"{folder}/orbit.parquet"}
+        found[f"seed{seed}.probe"] = f"{folder}/probe.json"
+    return found
+
+
+def factorial_arms(warm):
+    """The stage-two trainings that go on from `warm`, with diagnostics."""
+    return [name for name, t in TRAININGS.items() if t.get("warm_start") == warm and training_diagnostics(name)]
+
+
+
 def tested(training):
     """Whether the training's corpus holds test bundles (its students are then decided on them)."""
     parts = corpus_parts(CORPORA[TRAININGS[training]["corpus"]])
@@ -586,3 +613,10 @@ def transition_jobs(wildcards):
 def transition_cells(wildcards):
     spec = CORPORA[wildcards.corpus]["transitions"]
     return views_tables(jobs_showing(spec["study"], spec["method"]))
+
+# A factorial page per warm start whose stage-two arms have diagnostics (after every function it calls).
+FACTORIAL_REPORTS = [
+    f"reports/factorials/{warm}/index.html"
+    for warm in dict.fromkeys(t["warm_start"] for t in TRAININGS.values() if "warm_start" in t)
+    if factorial_arms(warm)
+]

@@ -89,17 +89,38 @@ rule distill:
         " --training {wildcards.training:q} {params.transitions} --out {params.out:q} > {log:q} 2>&1"
 
 
-# The students on the corpus's test views: the untrained base model and each training seed's adapter,
-# greedy through the admission ladder (as view sets' controllers are), replies through a response cache.
-# They decide with the transformers backend, on the CPU (a paper-scale student is slow there).
+# The corpus's test views relabelled as the runtime may relabel them (orbit partners: channel and claim
+# handles through random bijections, incident records reshuffled; the teacher's records through the same
+# maps), for stage two's orbit agreement.
+rule test_orbit:
+    input:
+        "results/corpora/{corpus}/test.parquet",
+    output:
+        "results/corpora/{corpus}/test-orbit.parquet",
+    params:
+        seed=lambda wildcards: CORPORA[wildcards.corpus]["seed"],
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/corpora/{corpus}/test-orbit.log",
+    script:
+        "../scripts/test_orbit.py"
+
+
+# The students on the corpus's test views (and, for a stage-two training, on their orbit partners): the
+# untrained base model and each training seed's adapter, greedy through the admission ladder (as view
+# sets' controllers are), replies through a response cache. They decide with the transformers backend,
+# on the CPU (a paper-scale student is slow there).
 rule student_decide:
     input:
-        views=lambda wildcards: test_views(wildcards.training),
+        views=lambda wildcards: held_out_views(wildcards.training, wildcards.views),
         model=lambda wildcards: METHODS["waggle"].hooks.job_inputs(student_params(wildcards.training, wildcards.student)),
     output:
-        "results/trainings/{training}/{student}/test.parquet",
+        "results/trainings/{training}/{student}/{views}.parquet",
     wildcard_constraints:
         student=r"untrained|seed\d+",
+        views="test|orbit",
     params:
         method=lambda wildcards: json.dumps(student_params(wildcards.training, wildcards.student)),
         seed=lambda wildcards: CORPORA[TRAININGS[wildcards.training]["corpus"]]["seed"],
@@ -110,24 +131,54 @@ rule student_decide:
     conda:
         CONDA_ENV
     log:
-        "logs/trainings/{training}/{student}/test.log",
+        "logs/trainings/{training}/{student}/{views}.log",
     shell:
         "hivebench viewset-decide --params {params.method:q} --views {input.views:q} --seed {params.seed}"
         " --out {output:q} > {log:q} 2>&1"
 
 
-# The training's report: loss curves, the corpus table and the students side by side (train/report.py).
+# A stage-two training seed's frozen-probe field loss on the transitions' held-out episodes (train/probe.py).
+rule field_probe:
+    input:
+        manifest="models/trained/{training}/seed{seed}/manifest.json",
+        transitions=lambda wildcards: f"results/corpora/{TRAININGS[wildcards.training]['corpus']}/transitions.parquet",
+        model=lambda wildcards: student_inputs(wildcards.training),
+    output:
+        "results/trainings/{training}/seed{seed}/probe.json",
+    params:
+        model=lambda wildcards: student_model(wildcards.training),
+    threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
+    resources:
+        runtime=240,
+        mem_mb=lambda wildcards: student_memory_mb(wildcards.training),
+    conda:
+        CONDA_ENV
+    log:
+        "logs/trainings/{training}/seed{seed}/probe.log",
+    shell:
+        "hivebench field-probe --manifest {input.manifest:q} --model {params.model:q}"
+        " --transitions {input.transitions:q} --out {output:q} > {log:q} 2>&1"
+
+
+# The training's report: loss curves, the corpus table, the students side by side and, for stage two,
+# the structural diagnostics per seed (train/report.py).
 rule training_report:
     input:
         manifests=lambda wildcards: training_manifests(wildcards.training),
         acceptance=lambda wildcards: f"results/corpora/{TRAININGS[wildcards.training]['corpus']}/acceptance.csv",
         students=lambda wildcards: list(training_students(wildcards.training).values()),
         test=lambda wildcards: [test_views(wildcards.training)] if tested(wildcards.training) else [],
+        diagnostics=lambda wildcards: list(training_diagnostics(wildcards.training).values()),
     output:
         "reports/trainings/{training}/index.html",
     params:
         test=lambda wildcards: f"--test {test_views(wildcards.training)}" if tested(wildcards.training) else "",
         students=lambda wildcards: [f"{name}={path}" for name, path in training_students(wildcards.training).items()],
+        diagnostics=lambda wildcards: shlex.join(
+            ["--diagnostics", *(f"{k}={v}" for k, v in training_diagnostics(wildcards.training).items())]
+        )
+        if training_diagnostics(wildcards.training)
+        else "",
     localrule: True
     conda:
         CONDA_ENV
@@ -135,5 +186,25 @@ rule training_report:
         "logs/trainings/{training}/report.log",
     shell:
         "hivebench training-report --training {wildcards.training:q} --manifests {input.manifests:q}"
-        " --acceptance {input.acceptance:q} {params.test} --students {params.students:q}"
+        " --acceptance {input.acceptance:q} {params.test} --students {params.students:q} {params.diagnostics}"
         " --out reports/trainings/{wildcards.training:q} > {log:q} 2>&1"
+
+
+# A factorial's arms side by side (the stage-two trainings that go on from one warm start): the structural
+# diagnostics per arm with hierarchical intervals, each arm against Decision only, the paper's Table 16.
+rule factorial_report:
+    input:
+        lambda wildcards: [path for arm in factorial_arms(wildcards.warm) for path in training_diagnostics(arm).values()],
+    output:
+        "reports/factorials/{warm}/index.html",
+    params:
+        arms=lambda wildcards: {arm: training_diagnostics(arm) for arm in factorial_arms(wildcards.warm)},
+        arm_names=lambda wildcards: {arm: TRAININGS[arm]["arm"] for arm in factorial_arms(wildcards.warm)},
+        report=CONFIG["report"],
+    localrule: True
+    conda:
+        CONDA_ENV
+    log:
+        "logs/factorials/{warm}.log",
+    script:
+        "../scripts/factorial_report.py"

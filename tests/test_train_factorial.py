@@ -56,7 +56,8 @@ def test_the_four_arms_and_the_specialist_go_on_from_their_warm_starts(tiny_mode
     shutil.copytree(tiny_model, tmp_path / "tiny")
     write_config(tmp_path / "config.yaml", factorial_config("tiny"))
     trainings = [f"tiny-{arm}" for arm in ARMS] + ["silo-joint"]
-    targets = [f"models/trained/{t}/seed0/manifest.json" for t in trainings]
+    reports = ["reports/factorials/tiny/index.html", "reports/trainings/tiny-joint/index.html"]
+    targets = [f"models/trained/{t}/seed0/manifest.json" for t in trainings] + reports
     run = subprocess.run(snakemake_command(tmp_path, "--cores", "2", *targets), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
 
@@ -89,6 +90,24 @@ def test_the_four_arms_and_the_specialist_go_on_from_their_warm_starts(tiny_mode
     specialist = manifest("silo-joint")
     assert specialist["warm_start_digest"] == manifest("silo-tiny")["adapter_digest"] != warm["adapter_digest"]
     assert specialist["corpus_digest"] != arms["joint"]["corpus_digest"]
+    # The diagnostics: each arm's probe fitted on one held-out episode's transitions and measured on the
+    # other's; the factorial's arms against Decision only with the paper's row; the joint arm's report.
+    probe = json.loads((tmp_path / "results/trainings/tiny-joint/seed0/probe.json").read_text())
+    assert probe["fit"] == (transitions["split"] == "probe_fit").sum() and probe["fit_loss"] >= 0
+    assert probe["test"] == len(probe["test_losses"]) == (transitions["split"] == "probe_test").sum()
+    assert probe["adapter_digest"] == arms["joint"]["adapter_digest"]
+    factorial = pd.read_csv(tmp_path / "reports/factorials/tiny/factorial.csv")
+    assert factorial["arm"].tolist() == [
+        *(f"tiny-{arm} ({arm})" for arm in ARMS),
+        "paper (Table 16: Joint vs Decision only)",
+    ]
+    assert factorial["orbit agreement (%)"][:4].between(0, 100).all() and factorial["probe loss"][:4].gt(0).all()
+    versus = "orbit agreement vs tiny-decision (decision) (points)"
+    assert pd.isna(factorial[versus][0]) and factorial[versus][4] == 17.0
+    diagnostics = pd.read_csv(tmp_path / "reports/trainings/tiny-joint/diagnostics.csv")
+    assert diagnostics["seed"].tolist() == [0] and diagnostics["probe loss"][0] == probe["probe_loss"]
+    losses = pd.read_csv(tmp_path / "reports/trainings/tiny-joint/losses.csv")
+    assert set(losses["split"]) == {"train", "validation", "orbit", "field"}
     again = subprocess.run(snakemake_command(tmp_path, "-n", *targets), capture_output=True, text=True)
     assert "Nothing to be done" in again.stdout + again.stderr
 

@@ -211,3 +211,41 @@ def test_the_grouped_field_loss_against_hand_computation() -> None:
     states = torch.tensor([[1, 4]])
     by_hand = (3 * math.log(6) + math.log(10)) / 4 + (-math.log(3 / 4) + math.log(6)) / 2
     assert field_loss(predicted, histograms, states).item() == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_orbit_agreement_counts_the_factors_two_records_share() -> None:
+    import pandas as pd
+
+    from hivebench.ids import canonical_json
+    from hivebench.train.diagnostics import orbit_agreement
+
+    v, _ = CASES["relay"]
+    moved_view, moved_rec = partner(v, teacher_record(v), rng_for(0, 0, 0))
+    frame = lambda views: pd.DataFrame({"actions": [json.dumps(ACTIONS)] * len(views), "view": views})  # noqa: E731
+    test, orbit = frame([canonical_json(v)] * 2), frame([canonical_json(moved_view)] * 2)
+    records = pd.Series([canonical_json(teacher_record(v))] * 2)
+    # the second orbit record relays with one lower TTL: one factor of twelve differs
+    lower = {**moved_rec, "deposits": [{**moved_rec["deposits"][0], "ttl": 1}]}
+    moved = pd.Series([canonical_json(moved_rec), canonical_json(lower)])
+    assert orbit_agreement(test, records, orbit, moved).tolist() == [1.0, 11 / 12]
+
+
+def test_the_factorial_table_against_hand_computation() -> None:
+    """Two arms, two paired seeds: the means, the difference in points and the eventful change."""
+    from hivebench.train.diagnostics import factorial_table
+
+    def probe(losses: list[float]) -> dict[str, Any]:
+        return {"test_losses": losses, "test_eventful": [True, False, True]}
+
+    decision = ({0: np.array([0.5, 0.5]), 1: np.array([0.75, 0.25])}, {0: probe([2, 1, 2]), 1: probe([4, 1, 4])})
+    joint = ({0: np.array([1.0, 0.5]), 1: np.array([1.0, 0.5])}, {0: probe([1, 1, 1]), 1: probe([2, 1, 2])})
+    table = factorial_table({"d": decision, "j": joint}, "d", 200, 0.95, 0).set_index("arm")
+    assert table.loc["d", "orbit agreement (%)"] == 50.0  # (0.5 + 0.5 + 0.75 + 0.25) / 4
+    assert table.loc["j", "orbit agreement (%)"] == 75.0
+    assert table.loc["j", "orbit agreement vs d (points)"] == 25.0
+    assert table.loc["d", "probe loss, eventful"] == 3.0  # (2 + 2 + 4 + 4) / 4
+    assert table.loc["j", "eventful probe loss vs d (%)"] == -50.0  # 1.5 against 3
+    assert table.loc["j", "probe loss"] == pytest.approx(8 / 6)
+    low, high = table.loc["j", ["orbit agreement vs d (points) low", "orbit agreement vs d (points) high"]]
+    assert low <= 25.0 <= high
+    assert table.index[-1].startswith("paper")

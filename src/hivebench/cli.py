@@ -542,8 +542,32 @@ def cmd_training_report(args: argparse.Namespace) -> int:
         test = pd.read_parquet(args.test)
         records = {name: pd.read_parquet(path) for name, path in (pair.split("=", 1) for pair in args.students)}
         students = students_table(test, records)
-    page = render(args.training, manifests, pd.read_csv(args.acceptance), students, Path(args.out))
+    diagnostics = None
+    if args.diagnostics:
+        from hivebench.train.diagnostics import load, per_seed
+
+        diagnostics = per_seed(*load(dict(pair.split("=", 1) for pair in args.diagnostics)))
+    page = render(args.training, manifests, pd.read_csv(args.acceptance), students, Path(args.out), diagnostics)
     print(f"{page}: {len(manifests)} seeds" + ("" if students is None else f", {len(students) - 2} students"))
+    return 0
+
+
+def cmd_field_probe(args: argparse.Namespace) -> int:
+    from hivebench.models.open import local_path
+    from hivebench.train.probe import ProbeSettings, probe
+
+    manifest = json.loads(Path(args.manifest).read_text())
+    dtype = manifest["settings"]["dtype"]
+    settings = ProbeSettings(seed=manifest["settings"]["seed"], device=manifest["settings"]["device"])
+    adapter = Path(args.manifest).parent / "adapter"
+    measured = probe(local_path(args.model), adapter, Path(args.transitions), dtype, settings)
+    measured["adapter_digest"] = manifest["adapter_digest"]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(measured, indent=1) + "\n")
+    print(
+        f"{args.out}: probe loss {measured['probe_loss']:.4f} ({measured['test']} transitions), eventful "
+        f"{measured['probe_loss_eventful']:.4f} ({measured['eventful_test']}); fitted on {measured['fit']}"
+    )
     return 0
 
 
@@ -725,6 +749,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the folder: checkpoints/, adapter/, manifest.json")
     p.set_defaults(func=cmd_distill)
 
+    p = sub.add_parser("field-probe", help="a trained adapter's frozen-probe field loss on held-out transitions")
+    p.add_argument("--manifest", required=True, help="the training seed's manifest.json (its adapter beside it)")
+    p.add_argument(
+        "--model", required=True, help="the base model's transformers folder, or a hub id in the local cache"
+    )
+    p.add_argument("--transitions", required=True, help="the corpus's transitions (Parquet) with their probe splits")
+    p.add_argument("--out", required=True, help="the losses (JSON)")
+    p.set_defaults(func=cmd_field_probe)
+
     p = sub.add_parser("training-report", help="a training's loss curves, corpus and students on the test views")
     p.add_argument("--training", required=True, help="the training's name")
     p.add_argument("--manifests", nargs="+", required=True, help="each seed's manifest.json")
@@ -732,6 +765,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", help="the test views with the teacher's records (Parquet)")
     p.add_argument("--students", nargs="*", default=[], help="STUDENT=records.parquet on the test views")
     p.add_argument("--out", required=True, help="the report's folder")
+    p.add_argument(
+        "--diagnostics",
+        nargs="*",
+        default=[],
+        help="stage two: NAME=PATH of the test and orbit views, each seed's records and probe",
+    )
     p.set_defaults(func=cmd_training_report)
 
     p = sub.add_parser("viewset-report", help="score controllers' records on a view set")

@@ -79,11 +79,15 @@ def corpus_wide(acceptance: pd.DataFrame) -> pd.DataFrame:
 
 def losses(manifests: dict[int, dict[str, Any]]) -> pd.DataFrame:
     """Every seed's losses: (seed, update, split, loss), the train loss per update and the validation
-    decision loss per checkpoint."""
+    decision loss per checkpoint, and a stage-two training's orbit and field losses (unweighted: an
+    arm's disabled losses are computed too) per update as splits of their own."""
     rows = []
     for seed, manifest in manifests.items():
         for split, history in manifest["history"].items():
-            rows += [(seed, update, split, loss) for update, loss in history]
+            if split == "auxiliary":
+                rows += [(seed, update, name, loss) for update, named in history for name, loss in named.items()]
+            else:
+                rows += [(seed, update, split, loss) for update, loss in history]
     return pd.DataFrame(rows, columns=["seed", "update", "split", "loss"])
 
 
@@ -114,6 +118,7 @@ def render(
     acceptance: pd.DataFrame,
     students: pd.DataFrame | None,
     out: Path,
+    diagnostics: pd.DataFrame | None = None,
 ) -> Path:
     """Write the report's tables, chart and page (`out/index.html`)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +127,8 @@ def render(
         [(s, m["selected_update"], m["validation_loss"]) for s, m in manifests.items()],
         columns=["seed", "update", "loss"],
     )
-    save_chart(loss_chart(curves, selected), out, "losses")
+    decision = curves[curves["split"].isin(["train", "validation"])]
+    save_chart(loss_chart(decision, selected), out, "losses")
     curves.to_csv(out / "losses.csv", index=False, float_format="%.6g")
     write_tables(acceptance, out, "corpus")
     first = next(iter(manifests.values()))
@@ -158,6 +164,18 @@ def render(
             "row is the paper's (a Qwen3-4B-Instruct-2507 student of GPT-4o's records on 800 views).</p>",
             html_table(students),
             table_links("", "students"),
+        ]
+    if diagnostics is not None:
+        write_tables(diagnostics, out, "diagnostics")
+        parts += [
+            "<h2>Structural diagnostics</h2>",
+            "<p>Each seed's deployed adapter on data no training or selection saw: orbit agreement (the share "
+            "of the 12 identifier-free factors its records on a test view and on that view relabelled share) "
+            "and the frozen-probe field loss (a field predictor fitted on the frozen controller's hidden "
+            "states of held-out episodes, measured on others: Eq. 7, all transitions and the eventful ones). "
+            "The orbit and field losses of every update are in losses.csv (splits orbit and field).</p>",
+            html_table(diagnostics),
+            table_links("", "diagnostics"),
         ]
     page = out / "index.html"
     page.write_text(
