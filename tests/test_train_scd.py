@@ -60,7 +60,8 @@ def gradients(tiny_model: Path, tokenizer: Any, played, arm: str, perturb: bool 
             for p in objective.heads.parameters():
                 p.add_(torch.randn_like(p))
     losses = objective.step(model, 0, [0, 5, 9, 14])
-    assert all(value > 0 for value in losses.values()), losses  # every loss computed, whatever the arm
+    assert all(losses[name] > 0 for name in ("decision", "orbit", "field")), losses  # computed, whatever the arm
+    assert losses["refused_pairs"] == 0  # the scripted controller's records on its own views: all admitted
     named = {f"student.{n}": p for n, p in model.named_parameters() if p.requires_grad}
     named |= {f"heads.{n}": p for n, p in objective.heads.named_parameters()}
     return {n: torch.zeros_like(p) if p.grad is None else p.grad.clone() for n, p in named.items()}

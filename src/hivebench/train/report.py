@@ -37,6 +37,7 @@ PAPER = {
     "exact match (%)": 74.75,
 }
 FIRST_DECODES = ("valid JSON (%)", "schema-valid (%)", "executable (%)")
+LOSSES = ("orbit", "field")  # a stage-two update's other losses (its history also counts refused pairs)
 
 
 def first_decode_shares(records: pd.DataFrame) -> dict[str, float]:
@@ -85,7 +86,12 @@ def losses(manifests: dict[int, dict[str, Any]]) -> pd.DataFrame:
     for seed, manifest in manifests.items():
         for split, history in manifest["history"].items():
             if split == "auxiliary":
-                rows += [(seed, update, name, loss) for update, named in history for name, loss in named.items()]
+                rows += [
+                    (seed, update, name, loss)
+                    for update, named in history
+                    for name, loss in named.items()
+                    if name in LOSSES
+                ]
             else:
                 rows += [(seed, update, split, loss) for update, loss in history]
     return pd.DataFrame(rows, columns=["seed", "update", "split", "loss"])

@@ -101,7 +101,6 @@ class Structural:
         self.states = torch.tensor([[m.states[k] for k in STATES] for m in made], dtype=torch.long)
         self.eventful = np.array([eventful(t.view, t.record, t.next_view) for t in transitions], dtype=bool)
         self.partners: dict[tuple[int, int], Example | None] = {}
-        self.refused = 0  # partners admission refused
 
     def partner(self, index: int, epoch: int) -> Example | None:
         """The source's orbit partner this epoch, encoded; None where admission refuses it."""
@@ -110,12 +109,12 @@ class Structural:
             s = self.sources[index]
             moved = partner(s.view, s.record, rng_for(self.settings.seed, epoch, index))
             ok = admitted((s.view, s.record), moved, tuple(s.actions))
-            self.refused += not ok
             self.partners[key] = encode(self.tokenizer, moved[0], s.actions, moved[1]) if ok else None
         return self.partners[key]
 
     def step(self, model: Any, update: int, indices: list[int]) -> dict[str, float]:
-        """Backpropagate one update's Eq. 8; every loss by name, unweighted (`decision` first)."""
+        """Backpropagate one update's Eq. 8; every loss by name, unweighted (`decision` first), and how
+        many of the update's sources had their orbit partner refused (`refused_pairs`)."""
         w_orbit, w_field = ARMS[self.structure.arm]
         orbit_scale = w_orbit * self.structure.orbit_weight
         field_scale = w_field * self.structure.field_weight
@@ -123,6 +122,7 @@ class Structural:
         epochs = [(update * batch + j) // len(self.examples) for j in range(len(indices))]  # the schedule's
         pairs = [(i, self.partner(i, e)) for i, e in zip(indices, epochs)]
         pairs.sort(key=lambda p: len(self.examples[p[0]].tokens))
+        refused = sum(m is None for _, m in pairs)  # this update's sources whose partner admission refused
         tokens = sum(self._answer(i) for i, _ in pairs)
         moved_tokens = sum(len(m.tokens) - m.prompt for _, m in pairs if m is not None)
         admitted_pairs = sum(m is not None for _, m in pairs)
@@ -151,7 +151,7 @@ class Structural:
             losses["decision"] += float(decision.detach())
             losses["orbit"] += float(orbit.detach())
         losses["field"] = self._field(model, update, field_scale)
-        return losses
+        return {**losses, "refused_pairs": float(refused)}
 
     def _answer(self, index: int) -> int:
         example = self.examples[index]
