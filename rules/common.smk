@@ -25,6 +25,7 @@ from hivebench.config import (
     STAGE_TWO,
     corpus_parts,
     filled_method,
+    has_test_views,
     load,
     method_entry,
     read_yaml,
@@ -551,8 +552,7 @@ def factorial_arms(warm):
 
 def tested(training):
     """Whether the training's corpus holds test bundles (its students are then decided on them)."""
-    parts = corpus_parts(CORPORA[TRAININGS[training]["corpus"]])
-    return any(part == "synthetic" and spec["test"] > 0 for _, part, spec in parts)
+    return has_test_views(CORPORA[TRAININGS[training]["corpus"]])
 
 
 def training_students(training):

@@ -110,6 +110,7 @@ rule landing:
         pages=[report_file(study, "index.html") for study in STUDIES],
         tables=[EPISODES_TABLE.format(study=study) for study in STUDIES],
         trainings=TRAINING_REPORTS,
+        factorials=FACTORIAL_REPORTS,
     output:
         LANDING_PAGE,
     params:

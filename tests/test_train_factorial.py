@@ -115,6 +115,13 @@ def test_the_four_arms_and_the_specialist_go_on_from_their_warm_starts(tiny_mode
 def test_a_stage_two_training_is_checked_against_its_warm_start():
     settings = factorial_config("SmolLM2-135M-Instruct")
     filled = validate(settings, "train.yaml")
+    from hivebench.report.landing import trainings_html
+
+    listed = trainings_html(filled)  # the landing page links each arm's report and its factorial
+    assert (
+        "tiny-joint</a>: SmolLM2-135M-Instruct, corpus small, stage two (joint) from tiny "
+        '(<a href="factorials/tiny/index.html">' in listed
+    )
     trainings = filled["trainings"]
     assert trainings["tiny-joint"]["corpus"] == "small" and trainings["silo-joint"]["corpus"] == "silo"
     assert trainings["tiny-joint"]["rank"] == 4  # the warm start's, not the schema's default

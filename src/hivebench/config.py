@@ -977,6 +977,11 @@ def corpus_parts(corpus: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]
     return [(suite, part, spec) for suite, parts in corpus["suites"].items() for part, spec in parts.items()]
 
 
+def has_test_views(corpus: dict[str, Any]) -> bool:
+    """Whether a corpus holds test bundles (its trainings' students, and diagnostics, are measured on them)."""
+    return any(part == "synthetic" and spec["test"] > 0 for _, part, spec in corpus_parts(corpus))
+
+
 def collections(corpus: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Every collection a corpus draws from, where its config names it: its decision parts'
     (suites.<suite>.<part>) and its transitions'."""

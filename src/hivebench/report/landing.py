@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from hivebench import __version__
-from hivebench.config import resolved_task_params, task_sizes
+from hivebench.config import has_test_views, resolved_task_params, task_sizes
 from hivebench.paths import EPISODES_TABLE
 from hivebench.report import STYLE
 
@@ -91,12 +91,19 @@ def trainings_html(config: dict[str, Any]) -> str:
     if not config["trainings"]:
         return ""
     e = html.escape
-    items = "".join(
-        f'<li><a href="trainings/{e(name)}/index.html">{e(name)}</a>: {e(str(training["model"]))}, corpus '
-        f"{e(training['corpus'])}</li>"
-        for name, training in config["trainings"].items()
+    items = []
+    for name, training in config["trainings"].items():
+        about = f"{e(str(training['model']))}, corpus {e(training['corpus'])}"
+        if "warm_start" in training:
+            warm = e(training["warm_start"])
+            about += f", stage two ({e(training['arm'])}) from {warm}"
+            if has_test_views(config["corpora"][training["corpus"]]):
+                about += f' (<a href="factorials/{warm}/index.html">its factorial</a>)'
+        items.append(f'<li><a href="trainings/{e(name)}/index.html">{e(name)}</a>: {about}</li>')
+    return (
+        "<h2>Trainings</h2><p>Loss curves, corpus and the students on the test views; a stage-two arm's "
+        f"structural diagnostics, and its factorial's arms side by side.</p><ul>{''.join(items)}</ul>"
     )
-    return f"<h2>Trainings</h2><p>Loss curves, corpus and the students on the test views.</p><ul>{items}</ul>"
 
 
 def render_landing(config: dict[str, Any], source: str, out: str | Path, root: str | Path = ".") -> Path:
