@@ -38,6 +38,7 @@ def factorial_config(model: str) -> dict:
         "max_tokens": 32,
         "adapter": "tiny",
         "keep_views": True,
+        "seeds_per_job": 4,
     }
     settings["tasks"]["silo26-short"] = {**settings["tasks"]["silo26"], "rounds": 4, "change_at": 2}
     settings["studies"]["rollouts"] = {"tasks": ["silo26-short"], "methods": ["warm"], "populations": [4], "seeds": 4}
