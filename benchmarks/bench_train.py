@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 MODEL = "SmolLM2-135M-Instruct"
 
 
-def examples(tokenizer: object) -> list[Example]:
+def played() -> list[list[dict]]:
+    """The scripted controller's `views` rows of a Pursuit and a III-26 cell, per cell."""
     config = {
         "tasks": {
             "pursuit": {"kind": "swarmbench", "task": "pursuit", "rounds": 10},
@@ -41,13 +42,22 @@ def examples(tokenizer: object) -> list[Example]:
         "methods": {"rule": {"kind": "scripted_controller", "keep_views": True}},
         "studies": {"s": {"tasks": ["pursuit", "silo"], "methods": ["rule"], "populations": [4], "seeds": 1}},
     }
+    blocks = all_blocks(validate(config, "bench.yaml"), REPO)["s"]
+    return [episode.table("views").to_pylist() for block in blocks for episode in play_block(list(block.cells()))]
+
+
+def decisions() -> list[tuple[dict, list[str], dict]]:
+    """(view, action names, the rule teacher's record): the first 24 views of each cell."""
     out = []
-    for block in all_blocks(validate(config, "bench.yaml"), REPO)["s"]:
-        for episode in play_block(list(block.cells())):
-            for row in episode.table("views").to_pylist()[:24]:
-                view = json.loads(row["view"])
-                out.append(encode(tokenizer, view, json.loads(row["actions"]), record(view)))
+    for rows in played():
+        for row in rows[:24]:
+            view = json.loads(row["view"])
+            out.append((view, json.loads(row["actions"]), record(view)))
     return out
+
+
+def examples(tokenizer: object) -> list[Example]:
+    return [encode(tokenizer, *d) for d in decisions()]
 
 
 def trainer_seconds(base: Path, pad: int, train_set: list[Example], settings: Settings) -> float:
