@@ -10,15 +10,16 @@ an agent's view, its admitted record and the agent's next view in the same episo
 view has none and is left out. Each is marked eventful or ordinary for the stratified sampler
 (field.eventful).
 
-Splits, by whole episodes: a `held_out` share of the episodes is kept from training for the frozen-probe
-diagnostic ("computed only after selection, on data excluded from controller training"), half of it
-to fit the probe (`probe_fit`) and half to measure it (`probe_test`); of the rest (`train`), `count`
-transitions are drawn (all where there are fewer).
+Splits, by whole episodes within each task: a `held_out` share of a task's episodes is kept from
+training for the frozen-probe diagnostic ("computed only after selection, on data excluded from
+controller training"), half of it to fit the probe (`probe_fit`) and half to measure it
+(`probe_test`); of the rest (`train`), `count` transitions are drawn (all where there are fewer).
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,16 +61,20 @@ def transitions(views: pd.DataFrame, count: int, seed: int, held_out: float = 0.
 
 
 def episode_splits(pairs: pd.DataFrame, held_out: float, seed: int) -> list[str]:
-    """Each transition's split, drawn by whole episodes: round(held_out × episodes) of them held out
-    (at least two where any is, so that the probe has one to fit and one to measure), their first half
-    `probe_fit`, the rest `probe_test`."""
-    keys = pairs[EPISODE].astype(str).agg("/".join, axis=1)
-    episodes = keys.unique()
-    held = 0 if held_out == 0 else min(len(episodes) - 1, max(2, round(held_out * len(episodes))))
-    order = np.random.default_rng([seed, 2]).permutation(len(episodes))
-    split = dict.fromkeys(episodes, "train")
-    for rank, i in enumerate(order[:held]):
-        split[episodes[i]] = "probe_fit" if rank < held // 2 else "probe_test"
-    if 0 < held and len(episodes) < 3:
-        raise ValueError(f"{len(episodes)} episodes: too few to hold any out for the probe and train on the rest")
+    """Each transition's split, drawn by whole episodes within each task (so that the probe is fitted
+    and measured on every task): round(held_out × the task's episodes) of them held out, at least two
+    (one to fit, one to measure) and never all, alternately `probe_fit` and `probe_test`."""
+    split: dict[tuple[Any, ...], str] = {}
+    keys = list(pairs[EPISODE].itertuples(index=False, name=None))
+    for task, group in pd.Series(keys).groupby(pairs["task"].to_numpy(), sort=True):
+        episodes = list(dict.fromkeys(group))
+        held = 0 if held_out == 0 else min(len(episodes) - 1, max(2, round(held_out * len(episodes))))
+        if held_out > 0 and held < 2:
+            raise ValueError(
+                f"task {task!r} has {len(episodes)} episodes: too few to hold out one to fit the probe and one to "
+                "measure it and train on the rest (held_out needs three or more a task)"
+            )
+        order = np.random.default_rng([seed, 2]).permutation(len(episodes))
+        for rank, i in enumerate(order):
+            split[episodes[i]] = "train" if rank >= held else ("probe_fit", "probe_test")[rank % 2]
     return [split[k] for k in keys]
