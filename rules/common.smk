@@ -556,8 +556,10 @@ def tested(training):
 
 
 def training_students(training):
-    """The records of each student on the test views: the untrained model's and each seed's adapter's."""
-    names = ["untrained", *(f"seed{seed}" for seed in seed_list(TRAININGS[training]["seeds"]))]
+    """The records of each student on the test views: the untrained model's (a stage-one training's: a
+    stage-two arm's base is its warm start's, in that report) and each seed's adapter's."""
+    seeds = [f"seed{seed}" for seed in seed_list(TRAININGS[training]["seeds"])]
+    names = seeds if "warm_start" in TRAININGS[training] else ["untrained", *seeds]
     return {name: f"results/trainings/{training}/{name}/test.parquet" for name in names} if tested(training) else {}
 
 

@@ -166,7 +166,8 @@ def render(
         write_tables(students, out, "students")
         parts += [
             "<p>First decodes (greedy) on the held-out test views against the teacher's records: the "
-            "teacher's own row (its modes), the untrained base model, then each seed's adapter; the last "
+            "teacher's own row (its modes), the untrained base model (a stage-two arm's: in its warm start's "
+            "report), then each seed's adapter; the last "
             "row is the paper's (a Qwen3-4B-Instruct-2507 student of GPT-4o's records on 800 views).</p>",
             html_table(students),
             table_links("", "students"),
