@@ -174,6 +174,20 @@ def test_a_resumed_training_equals_an_uninterrupted_one(tiny_model, tokenizer, e
     assert again["seconds"]["updates"] == resumed["seconds"]["updates"] > 0
 
 
+def test_checkpoints_of_other_settings_are_not_resumed(tiny_model, tokenizer, examples, tmp_path):
+    """A training killed after a checkpoint, then asked again with another learning rate, starts from
+    the beginning: it ends as a fresh training of the new settings does, not as a resumed one."""
+    cut = tmp_path / "cut"
+    run(tiny_model, tokenizer, examples, cut)
+    shutil.rmtree(cut / "checkpoints" / "update-000006")
+    other = replace(SMALL, learning_rate=5e-3)
+    changed = run(tiny_model, tokenizer, examples, cut, other)
+    fresh = run(tiny_model, tokenizer, examples, tmp_path / "fresh", other)
+    assert (
+        changed["history"] == pytest.approx(fresh["history"]) and changed["adapter_digest"] == fresh["adapter_digest"]
+    )
+
+
 def test_the_schedule_is_the_seeds_and_a_shorter_run_reads_a_prefix_of_a_longer_one():
     long, short = schedule(10, 4, 7, seed=3), schedule(10, 4, 3, seed=3)
     assert (long[:3] == short).all() and (schedule(10, 4, 7, seed=3) == long).all()

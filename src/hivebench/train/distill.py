@@ -30,6 +30,7 @@ from hivebench.train.schedule import schedule
 
 LOG = logging.getLogger(__name__)
 STATE = "state.pt"  # a checkpoint's trainable weights, optimizer, random state and history
+SOURCE = "made_of.txt"  # the digest of the settings and inputs a checkpoint was made of
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,14 @@ def train(
         trainable += list(step.heads.parameters())
     optimizer = torch.optim.AdamW(trainable, lr=settings.learning_rate, weight_decay=0.0)
     history, done = History(), 0
+    # what the checkpoints were made of: a training whose settings, examples or inputs (the caller's
+    # `about`: corpus, warm start, transitions) changed starts again instead of resuming another's
+    made_of = digest([asdict(settings), [e.tokens for e in train_set], [e.tokens for e in validation], about or {}])
     last = latest_checkpoint(out)
+    if last is not None and checkpoint_source(last) != made_of:
+        LOG.warning("%s: checkpoints of other settings or inputs, removed: training from the start", out)
+        shutil.rmtree(out / "checkpoints")
+        last = None
     if last is not None:
         done, history = restore(last, model, optimizer, step.heads)
     plan = schedule(len(train_set), settings.batch, settings.updates, settings.seed)
@@ -200,7 +208,7 @@ def train(
         seconds["updates"] += checkpoint - started
         if (update + 1) % settings.checkpoint_every == 0 or update + 1 == settings.updates:
             history.validation.append((update + 1, mean_loss(model, validation, pad, settings)))
-            save_checkpoint(out, update + 1, model, optimizer, history, step.heads)
+            save_checkpoint(out, update + 1, model, optimizer, history, step.heads, made_of)
             LOG.info(
                 "update %d of %d: train loss %.4f, validation loss %.4f (%.0f s in updates)",
                 update + 1,
@@ -223,9 +231,12 @@ def latest_checkpoint(out: Path) -> Path | None:
     return folders[-1] if folders else None
 
 
-def save_checkpoint(out: Path, update: int, model: Any, optimizer: Any, history: History, heads: Any = None) -> None:
+def save_checkpoint(
+    out: Path, update: int, model: Any, optimizer: Any, history: History, heads: Any = None, made_of: str = ""
+) -> None:
     """The adapter (peft's files: never the training-only heads), and in STATE the trainable weights,
-    the heads', the optimizer, the random state and the history."""
+    the heads', the optimizer, the random state, the history and what the training was made of (its
+    settings' and inputs' digest); that digest in SOURCE too, to read without loading the state."""
     import torch
 
     final = checkpoint_folder(out, update)
@@ -243,7 +254,13 @@ def save_checkpoint(out: Path, update: int, model: Any, optimizer: Any, history:
         "heads": None if heads is None else heads.state_dict(),
     }
     torch.save(state, partial / STATE)
+    (partial / SOURCE).write_text(made_of + "\n")
     partial.rename(final)
+
+
+def checkpoint_source(folder: Path) -> str:
+    """The digest of the settings and inputs a checkpoint was made of ('' for one written before)."""
+    return (folder / SOURCE).read_text().strip() if (folder / SOURCE).is_file() else ""
 
 
 def restore(folder: Path, model: Any, optimizer: Any, heads: Any = None) -> tuple[int, History]:
@@ -278,7 +295,7 @@ def select(out: Path, base: Path, history: History, settings: Settings, about: d
     loss, update = min(finite)
     chosen = out / ADAPTER
     shutil.rmtree(chosen, ignore_errors=True)
-    shutil.copytree(checkpoint_folder(out, update), chosen, ignore=shutil.ignore_patterns(STATE))
+    shutil.copytree(checkpoint_folder(out, update), chosen, ignore=shutil.ignore_patterns(STATE, SOURCE))
     manifest = {
         **about,
         "base_model": str(base),
