@@ -156,6 +156,7 @@ def test_running_only_a_stage_two_adapters_method_keeps_its_transitions():
     assert cut["studies"]["rollouts"]["methods"] == ["warm"] and "tiny-joint" in cut["trainings"]
 
 
+@pytest.mark.slow  # plays one episode of each of the corpus's tasks (about 25 s)
 def test_the_paper_scale_training_validates_and_is_estimated():
     """config/studies/waggle-train.yaml: the paper's 8,512 corpus views (per substrate 256 native and 500
     bundles of eight), a model teacher's call per view, and per update 16 examples in stage one and in
