@@ -102,7 +102,8 @@ def test_the_four_arms_and_the_specialist_go_on_from_their_warm_starts(tiny_mode
         *(f"tiny-{arm} ({arm})" for arm in ARMS),
         "paper (Table 16: Joint vs Decision only)",
     ]
-    assert factorial["orbit agreement (%)"][:4].between(0, 100).all() and factorial["probe loss"][:4].gt(0).all()
+    # (a probe loss may be 0: the tiny model writes nothing, so every next view it leaves is alike)
+    assert factorial["orbit agreement (%)"][:4].between(0, 100).all() and factorial["probe loss"][:4].ge(0).all()
     versus = "orbit agreement vs tiny-decision (decision) (points)"
     assert pd.isna(factorial[versus][0]) and factorial[versus][4] == 17.0
     diagnostics = pd.read_csv(tmp_path / "reports/trainings/tiny-joint/diagnostics.csv")
