@@ -11,17 +11,15 @@ Usage: python benchmarks/bench_scd.py [--updates 6] [--dtype float32|bfloat16] [
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
 import torch
-from bench_train import MODEL, REPO, decisions, played
+from bench_train import MODEL, arguments, decisions, played, student
 
-from hivebench.models.builtin import prepare
 from hivebench.train.distill import Settings, train
-from hivebench.train.examples import encode, pad_id
+from hivebench.train.examples import encode
 from hivebench.train.structural import Source, Structural, Structure, Transition
 from hivebench.train.teacher import record
 
@@ -38,19 +36,8 @@ def transitions() -> list[Transition]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--updates", type=int, default=6)
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=2, help="runs of each, alternating; the fastest counts")
-    args = parser.parse_args()
-    from transformers import AutoTokenizer
-
-    base = REPO / "models" / MODEL
-    if not (base / "config.json").is_file():
-        prepare(MODEL, base)
-    tokenizer = AutoTokenizer.from_pretrained(base)
-    pad = pad_id(tokenizer)
+    args = arguments(__doc__.splitlines()[0])
+    base, tokenizer, pad = student()
     sources = [Source(*d) for d in decisions()]
     data = [encode(tokenizer, s.view, s.actions, s.record) for s in sources]
     moves = transitions()

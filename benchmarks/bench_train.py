@@ -100,20 +100,30 @@ def trainer_seconds(base: Path, pad: int, train_set: list[Example], settings: Se
         return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(description: str) -> argparse.Namespace:
+    """The options this benchmark and bench_scd.py share."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--updates", type=int, default=6)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2, help="runs of each, alternating; the fastest counts")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def student() -> tuple[Path, object, int]:
+    """SmolLM2's folder (converted into models/ first, if missing), its tokenizer and padding token."""
     from transformers import AutoTokenizer
 
     base = REPO / "models" / MODEL
     if not (base / "config.json").is_file():
         prepare(MODEL, base)
     tokenizer = AutoTokenizer.from_pretrained(base)
-    pad = pad_id(tokenizer)
+    return base, tokenizer, pad_id(tokenizer)
+
+
+def main() -> None:
+    args = arguments(__doc__.splitlines()[0])
+    base, tokenizer, pad = student()
     data = examples(tokenizer)
     settings = Settings(
         rank=16,

@@ -12,7 +12,6 @@ holds more of what its next local field will be.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,8 @@ import pandas as pd
 import torch
 
 from hivebench.train.distill import forward_rows
-from hivebench.train.factors import factors
-from hivebench.train.field import HISTOGRAMS, STATES, targets
 from hivebench.train.heads import FieldPredictor, field_loss
-from hivebench.train.structural import prompt_only
+from hivebench.train.structural import FieldData, field_data, read_transitions
 
 
 @dataclass(frozen=True)
@@ -40,37 +37,25 @@ class ProbeSettings:
 @dataclass(frozen=True)
 class Features:
     state: torch.Tensor  # (rows, hidden) h(ℓ_t)
-    factors: torch.Tensor  # (rows, 12)
-    histograms: dict[str, torch.Tensor]
-    states: torch.Tensor  # (rows, 2)
-    eventful: np.ndarray
+    field: FieldData  # the records' factors, Eq. 6's targets, the eventful ones
 
 
 def features(model: Any, tokenizer: Any, pad: int, rows: pd.DataFrame, settings: ProbeSettings) -> Features:
-    """The frozen controller's h(ℓ_t) on each transition, its record's factors and Eq. 6's targets."""
-    views = [json.loads(v) for v in rows["view"]]
-    actions = [json.loads(a) for a in rows["actions"]]
-    examples = [prompt_only(tokenizer, v, a) for v, a in zip(views, actions)]
+    """The frozen controller's h(ℓ_t) on each transition, with its record's factors and Eq. 6's targets."""
+    field = field_data(tokenizer, read_transitions(rows))
     states = []
     with torch.no_grad():
-        for start in range(0, len(examples), settings.micro_batch):
-            chunk = examples[start : start + settings.micro_batch]
+        for start in range(0, len(field.prompts), settings.micro_batch):
+            chunk = field.prompts[start : start + settings.micro_batch]
             states.append(forward_rows(model, chunk, pad, settings.device, hidden=True).state.cpu())
-    made = [targets(json.loads(n)) for n in rows["next_view"]]
-    return Features(
-        torch.cat(states),
-        torch.tensor([factors(v, json.loads(r), tuple(a)) for v, r, a in zip(views, rows["record"], actions)]),
-        {k: torch.tensor(np.array([m.histograms[k] for m in made])).float() for k in HISTOGRAMS},
-        torch.tensor([[m.states[k] for k in STATES] for m in made], dtype=torch.long),
-        rows["eventful"].to_numpy(dtype=bool),
-    )
+    return Features(torch.cat(states), field)
 
 
 def loss_of(probe: FieldPredictor, data: Features, rows: np.ndarray) -> torch.Tensor:
     """The mean Eq. 7 loss over `rows` of `data`."""
-    predicted = probe(data.state[rows], data.factors[rows])
-    histograms = {k: h[rows] for k, h in data.histograms.items()}
-    return field_loss(predicted, histograms, data.states[rows]) / max(len(rows), 1)
+    predicted = probe(data.state[rows], data.field.factors[rows])
+    histograms = {k: h[rows] for k, h in data.field.histograms.items()}
+    return field_loss(predicted, histograms, data.field.states[rows]) / max(len(rows), 1)
 
 
 def fit_and_measure(fit: Features, test: Features, settings: ProbeSettings) -> dict[str, Any]:
@@ -78,7 +63,7 @@ def fit_and_measure(fit: Features, test: Features, settings: ProbeSettings) -> d
     torch.manual_seed(settings.seed)
     probe = FieldPredictor(fit.state.shape[1])
     optimizer = torch.optim.AdamW(probe.parameters(), lr=settings.learning_rate)
-    every = np.arange(len(fit.eventful))
+    every = np.arange(len(fit.field.eventful))
     probe.train()
     for _ in range(settings.epochs):
         loss = loss_of(probe, fit, every)
@@ -88,8 +73,8 @@ def fit_and_measure(fit: Features, test: Features, settings: ProbeSettings) -> d
     probe.eval()
     with torch.no_grad():
         fitted = float(loss_of(probe, fit, every))
-        each = [float(loss_of(probe, test, np.array([row]))) for row in range(len(test.eventful))]
-    eventful = [loss for loss, flag in zip(each, test.eventful) if flag]
+        each = [float(loss_of(probe, test, np.array([row]))) for row in range(len(test.field.eventful))]
+    eventful = [loss for loss, flag in zip(each, test.field.eventful) if flag]
     return {
         "probe_loss": float(np.mean(each)),
         "probe_loss_eventful": float(np.mean(eventful)) if eventful else float("nan"),
@@ -98,7 +83,7 @@ def fit_and_measure(fit: Features, test: Features, settings: ProbeSettings) -> d
         "test": len(each),
         "eventful_test": len(eventful),
         "test_losses": each,  # per probe_test transition, in the file's order
-        "test_eventful": test.eventful.tolist(),
+        "test_eventful": test.field.eventful.tolist(),
         "settings": asdict(settings),
     }
 

@@ -92,14 +92,7 @@ class Structural:
         self.heads = nn.ModuleDict({"factors": FactorHeads(hidden), "field": FieldPredictor(hidden)}).to(
             settings.device
         )
-        self.transitions = [prompt_only(tokenizer, t.view, t.actions) for t in transitions]
-        self.transition_factors = torch.tensor(
-            [factors(t.view, t.record, tuple(t.actions)) for t in transitions], dtype=torch.long
-        ).reshape(-1, len(NAMES))
-        made = [targets(t.next_view) for t in transitions]
-        self.histograms = {k: torch.tensor(np.array([m.histograms[k] for m in made])).float() for k in HISTOGRAMS}
-        self.states = torch.tensor([[m.states[k] for k in STATES] for m in made], dtype=torch.long)
-        self.eventful = np.array([eventful(t.view, t.record, t.next_view) for t in transitions], dtype=bool)
+        self.field = field_data(tokenizer, transitions)
         self.partners: dict[tuple[int, int], Example | None] = {}
 
     def partner(self, index: int, epoch: int) -> Example | None:
@@ -159,21 +152,55 @@ class Structural:
 
     def _field(self, model: Any, update: int, scale: float) -> float:
         """Backpropagate the update's transition minibatch's L_field (times `scale`); its value."""
-        if not self.transitions:
+        field = self.field
+        if not field.prompts:
             return float("nan")
         rng = np.random.default_rng([self.settings.seed, update, 0xF1E1D])
-        drawn = stratified(self.eventful, self.structure.transition_batch, self.structure.eventful_share, rng)
+        drawn = stratified(field.eventful, self.structure.transition_batch, self.structure.eventful_share, rng)
         total = 0.0
         for start in range(0, len(drawn), self.settings.micro_batch):
             chosen = drawn[start : start + self.settings.micro_batch].tolist()
-            rows = forward_rows(model, [self.transitions[t] for t in chosen], self.pad, self.settings.device, True)
+            rows = forward_rows(model, [field.prompts[t] for t in chosen], self.pad, self.settings.device, True)
             device = rows.state.device
-            predicted = self.heads["field"](rows.state, self.transition_factors[chosen].to(device))
-            histograms = {k: h[chosen].to(device) for k, h in self.histograms.items()}
-            loss = field_loss(predicted, histograms, self.states[chosen].to(device)) / len(drawn)
+            predicted = self.heads["field"](rows.state, field.factors[chosen].to(device))
+            histograms = {k: h[chosen].to(device) for k, h in field.histograms.items()}
+            loss = field_loss(predicted, histograms, field.states[chosen].to(device)) / len(drawn)
             (scale * loss).backward()
             total += float(loss.detach())
         return total
+
+
+@dataclass(frozen=True)
+class FieldData:
+    """Transitions as the field predictor reads them: each view's prompt (for h(ℓ_t)), its admitted
+    record's factors, Eq. 6's targets on the next view, and whether the update was eventful."""
+
+    prompts: list[Example]
+    factors: torch.Tensor  # (transitions, 12)
+    histograms: dict[str, torch.Tensor]  # target -> (transitions, classes) distributions
+    states: torch.Tensor  # (transitions, 2) readiness, commitment
+    eventful: np.ndarray  # (transitions,) bool
+
+
+def field_data(tokenizer: Any, transitions: list[Transition]) -> FieldData:
+    made = [targets(t.next_view) for t in transitions]
+    return FieldData(
+        [prompt_only(tokenizer, t.view, t.actions) for t in transitions],
+        torch.tensor([factors(t.view, t.record, tuple(t.actions)) for t in transitions], dtype=torch.long).reshape(
+            -1, len(NAMES)
+        ),
+        {k: torch.tensor(np.array([m.histograms[k] for m in made])).float().reshape(len(made), -1) for k in HISTOGRAMS},
+        torch.tensor([[m.states[k] for k in STATES] for m in made], dtype=torch.long).reshape(-1, len(STATES)),
+        np.array([eventful(t.view, t.record, t.next_view) for t in transitions], dtype=bool),
+    )
+
+
+def read_transitions(table: pd.DataFrame) -> list[Transition]:
+    """A transition corpus's rows (transitions.py's table) as Transitions."""
+    return [
+        Transition(json.loads(v), json.loads(a), json.loads(r), json.loads(n))
+        for v, a, r, n in zip(table["view"], table["actions"], table["record"], table["next_view"])
+    ]
 
 
 def prompt_only(tokenizer: Any, view: dict[str, Any], actions: list[str]) -> Example:
@@ -200,10 +227,7 @@ def stage_two_objective(
     structure = Structure(**{f.name: given[f.name] for f in fields(Structure) if f.name in given})
     table = pd.read_parquet(transitions_file)
     table = table[table["split"] == "train"]  # the probe's episodes are never trained on
-    rows = [
-        Transition(json.loads(v), json.loads(a), json.loads(r), json.loads(n))
-        for v, a, r, n in zip(table["view"], table["actions"], table["record"], table["next_view"])
-    ]
+    rows = read_transitions(table)
     sources = [Source(view, actions, record) for view, actions, record in decisions]
     assert settings.warm_start is not None
     warm = json.loads((Path(settings.warm_start).parent / MANIFEST).read_text())
