@@ -171,12 +171,12 @@ def test_the_paper_scale_training_validates_and_is_estimated():
     assert set(config["trainings"]) == {"warm", *(f"scd-{arm}" for arm in ARMS), "specialist-warm", "specialist"}
     studies = ("collect-swarmbench", "collect-silobench", "rollouts", "specialist-rollouts")
     blocks = {study: b for study, b in all_blocks(config, source.parent).items() if study in studies}
+    assert config["corpora"]["decision"]["teacher"] == config["corpora"]["specialist"]["teacher"] == "rule"
+    config["corpora"]["decision"]["teacher"] = "gpt-4o"  # a model teacher: one call per view
     corpora, trainings = estimates(config, blocks)
     by_name = {c.corpus: c for c in corpora}
-    assert by_name["decision"].views == 2 * (256 + 500 * 8) == 8512 and by_name["decision"].calls == 0
-    assert by_name["specialist"].views == 256 + 500 * 8
+    assert by_name["decision"].views == 2 * (256 + 500 * 8) == 8512 and by_name["decision"].calls == 8512
+    assert by_name["specialist"].views == 256 + 500 * 8 and by_name["specialist"].calls == 0
     rows = {t.training: (t.stage, t.seeds, t.updates, t.rows_per_update) for t in trainings}
     assert rows["warm"] == (1, 5, 648, 16) and rows["scd-joint"] == rows["scd-decision"] == (2, 5, 648, 48)
     assert all(t.tokens > 0 for t in trainings)
-    config["corpora"]["decision"]["teacher"] = "gpt-4o"  # a model teacher: one call per view
-    assert estimates(config, blocks)[0][0].calls == 8512

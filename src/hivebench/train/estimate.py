@@ -47,16 +47,31 @@ class TrainingEstimate:
     tokens: int  # over every seed's updates
 
 
-def view_tokens(blocks: list[Block]) -> tuple[float, float]:
+EpisodeTokens = list[tuple[int, int]]  # per view shown in one episode: (prompt tokens, record tokens)
+
+
+def episode_tokens(shared: dict[str, Any]) -> EpisodeTokens:
+    actions, views = shown_views(shared)
+    return [
+        (
+            approximate_count(list(messages(view, list(actions)))),
+            len(answer_text(record(view), list(actions))) // 4 + 1,
+        )
+        for view in views
+    ]
+
+
+def view_tokens(blocks: list[Block], played: dict[str, EpisodeTokens]) -> tuple[float, float]:
     """(a view's prompt tokens, its rule-teacher record's) on average over one episode of each task of
-    `blocks`."""
-    prompts, answers = [], []
-    for shared in {canonical_json(b.shared | {"study": ""}): b.shared for b in blocks}.values():
-        actions, views = shown_views(shared)
-        for view in views:
-            prompts.append(approximate_count(list(messages(view, list(actions)))))
-            answers.append(len(answer_text(record(view), list(actions))) // 4 + 1)
-    return (sum(prompts) / len(prompts), sum(answers) / len(answers)) if prompts else (0.0, 0.0)
+    `blocks`; `played` keeps each task's episode, which corpora and transitions on one collection share."""
+    counts = []
+    for key, shared in {canonical_json(b.shared | {"study": ""}): b.shared for b in blocks}.items():
+        if key not in played:
+            played[key] = episode_tokens(shared)
+        counts += played[key]
+    if not counts:
+        return 0.0, 0.0
+    return sum(p for p, _ in counts) / len(counts), sum(a for _, a in counts) / len(counts)
 
 
 def corpus_views(corpus: dict[str, Any]) -> int:
@@ -73,10 +88,10 @@ def estimates(
     def showing(study: str, method: str) -> list[Block]:
         return [b for b in blocks.get(study, []) if b.shared["method"]["name"] == method]
 
-    sizes, corpora = {}, []
+    sizes, corpora, played = {}, [], {}
     for name, corpus in config["corpora"].items():
         parts = [b for _, _, spec in corpus_parts(corpus) for b in showing(spec["study"], spec["method"])]
-        prompt, answer = view_tokens(parts)
+        prompt, answer = view_tokens(parts, played)
         views = corpus_views(corpus)
         calls = 0 if corpus["teacher"] == "rule" else views
         corpora.append(
@@ -85,7 +100,7 @@ def estimates(
         rollouts = (
             showing(corpus["transitions"]["study"], corpus["transitions"]["method"]) if "transitions" in corpus else []
         )
-        sizes[name] = (prompt, answer, view_tokens(rollouts)[0] if rollouts else prompt)
+        sizes[name] = (prompt, answer, view_tokens(rollouts, played)[0] if rollouts else prompt)
     trainings = []
     for name, training in config["trainings"].items():
         prompt, answer, transition = sizes[training["corpus"]]
