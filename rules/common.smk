@@ -572,6 +572,19 @@ def student_memory_mb(training):
     return 4000 + int(1.5 * weights / 2**20)
 
 
+def training_resource(name, default):
+    """What a training's jobs (`distill`, `field_probe`) ask the scheduler for: its `resources`, else
+    `default` (a value, or a function of the training's name)."""
+
+    def value(wildcards):
+        given = TRAININGS[wildcards.training].get("resources", {})
+        if name in given:
+            return given[name]
+        return default(wildcards.training) if callable(default) else default
+
+    return value
+
+
 def student_params(training, student):
     """The `waggle` parameters a student decides with: the training's base model (greedy, the training's
     precision and threads), with the adapter of a training seed (`seed<n>`) or none (`untrained`)."""
@@ -590,7 +603,7 @@ def distill_settings(wildcards):
     training's warm start is its seed's adapter folder; a stage-one training has no stage-two keys (the
     schema's defaults of them would otherwise rerun it)."""
     training, seed = TRAININGS[wildcards.training], int(wildcards.seed)
-    dropped = ("corpus", "model", "seeds") + (() if "warm_start" in training else STAGE_TWO)
+    dropped = ("corpus", "model", "seeds", "resources") + (() if "warm_start" in training else STAGE_TWO)
     settings = {k: v for k, v in training.items() if k not in dropped}
     if "warm_start" in training:
         settings["warm_start"] = str(trained_folder(training["warm_start"], seed) / ADAPTER)

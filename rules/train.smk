@@ -78,8 +78,9 @@ rule distill:
         out=lambda wildcards: str(trained_folder(wildcards.training, int(wildcards.seed))),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
-        runtime=24 * 60,
-        mem_mb=16000,
+        runtime=training_resource("runtime", 24 * 60),
+        mem_mb=training_resource("mem_mb", 16000),
+        slurm_extra=training_resource("slurm_extra", ""),
     conda:
         CONDA_ENV
     log:
@@ -149,8 +150,9 @@ rule field_probe:
         model=lambda wildcards: student_model(wildcards.training),
     threads: lambda wildcards: TRAININGS[wildcards.training]["threads"]
     resources:
-        runtime=240,
-        mem_mb=lambda wildcards: student_memory_mb(wildcards.training),
+        runtime=training_resource("runtime", 240),
+        mem_mb=training_resource("mem_mb", student_memory_mb),
+        slurm_extra=training_resource("slurm_extra", ""),
     conda:
         CONDA_ENV
     log:

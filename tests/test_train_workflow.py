@@ -93,6 +93,17 @@ def test_a_corpus_is_labelled_and_an_adapter_trained_through_snakemake(tiny_mode
     assert "The student on the test views" in (report / "index.html").read_text()
     again = subprocess.run(snakemake_command(tmp_path, *target, "-n"), capture_output=True, text=True)
     assert "Nothing to be done" in again.stdout + again.stderr
+    # What the training's jobs ask a scheduler for is no part of its settings: a GPU retrains nothing,
+    # and a training job asks for it.
+    settings = config("tiny")
+    settings["trainings"]["tiny"]["resources"] = {"mem_mb": 64000, "slurm_extra": "'--gres=gpu:1'"}
+    write_config(tmp_path / "config.yaml", settings)
+    again = subprocess.run(snakemake_command(tmp_path, *target, "-n"), capture_output=True, text=True)
+    assert "Nothing to be done" in again.stdout + again.stderr
+    manifest = "models/trained/tiny/seed0/manifest.json"
+    forced = subprocess.run(snakemake_command(tmp_path, "-n", "--forcerun", manifest), capture_output=True, text=True)
+    distill = (forced.stdout + forced.stderr).split("rule distill:")[1].split("\n\n")[0]
+    assert "mem_mb=64000" in distill and "slurm_extra='--gres=gpu:1'" in distill, distill
 
 
 def test_training_seeds_an_evaluation_study_plays_are_refused_naming_both():
