@@ -115,15 +115,19 @@ class Medium(Protocol):
     A medium may wrap another and change what passes, without touching it: a perturbation, a
     communication control (NoComm: send nothing on) or the Waggle trace field (take the deposits out
     of each outbox, send the rest on, add a `trace` table) wraps the suite's own medium, and the task
-    is built with the wrapper in its place. Messages lost in transit with probability p:
+    is built with the wrapper in its place. Messages lost in transit with probability p, each episode's
+    draws from its own stream (hivebench.seeding.Streams), so that they do not depend on its block (an
+    outbox's rows come in episode order; a policy that reads its inbox by position over the whole
+    adjacency, as AgentsNet's classical baselines do, cannot take a medium that drops rows):
 
         class LossyMedium:
-            def __init__(self, inner: Medium, p: float, rng: np.random.Generator):
-                self.inner, self.p, self.rng, self.block = inner, p, rng, inner.block
+            def __init__(self, inner: Medium, p: float, streams: Streams):
+                self.inner, self.p, self.streams, self.block = inner, p, streams, inner.block
                 self.lost = np.zeros(inner.block.episodes, dtype=np.int64)
 
             def send(self, step: int, outbox: Any) -> None:
-                lost = self.rng.random(len(outbox.sender)) < self.p
+                per_episode = self.block.per_episode(agents=outbox.sender)
+                lost = self.streams.random((len(outbox.sender),), split=per_episode) < self.p
                 self.lost += self.block.per_episode(agents=outbox.sender[lost])
                 self.inner.send(step, outbox.take(np.flatnonzero(~lost)))
 
