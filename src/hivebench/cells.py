@@ -3,9 +3,10 @@ hashes (hivebench.ids); where they are written is hivebench.paths, what of them 
 hivebench.damage.
 
 A cell is (study, suite, task, method, population, seed) with every parameter resolved and the
-implementation versions of its task and method, and the method's replicate where it has replicates.
+implementation versions of its task and method, the method's replicate where it has replicates, and
+the perturbation it runs under where it has one (hivebench.perturb).
 Its canonical JSON is its identity. A block is the cells of one (study, task, method, replicate,
-population) whose seeds fall in one aligned range of `seeds_per_job` seeds: one Snakemake job, one
+perturbation, population) whose seeds fall in one aligned range of `seeds_per_job` seeds: one Snakemake job, one
 process, one Parquet file per cell.
 
 Standard library only: the Snakefile imports this at parse time.
@@ -31,6 +32,8 @@ from hivebench.config import (
 from hivebench.ids import canonical_json, digest
 from hivebench.models.adapter import with_adapter_digest
 from hivebench.paths import BLOCK_RECORD, BLOCK_SUMMARY, path_fields
+from hivebench.perturb import NONE
+from hivebench.perturb import resolved as resolved_perturbation
 from hivebench.registry import METHODS, TASK_KINDS, task_kind, task_suite
 
 CELL_FORMAT = 1
@@ -215,10 +218,16 @@ def resolved_methods(config: Config, name: str, suite: str, base: Path) -> list[
 
 
 def shared_part(
-    study: str, task: dict[str, Any], method: dict[str, Any], population: int, replicate: str | None = None
+    study: str,
+    task: dict[str, Any],
+    method: dict[str, Any],
+    population: int,
+    replicate: str | None = None,
+    perturbation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Everything that identifies a cell except its seed, from a resolved task and method; a
-    replicate's label only where the method has replicates (a cell without keeps its identity)."""
+    replicate's label only where the method has replicates, a perturbation only where the cell runs
+    under one (a cell without either keeps its identity)."""
     shared = {
         "format": CELL_FORMAT,
         "study": study,
@@ -227,11 +236,21 @@ def shared_part(
         "method": method,
         "population": int(population),
     }
-    return shared if replicate is None else {**shared, "replicate": replicate}
+    if replicate is not None:
+        shared["replicate"] = replicate
+    return shared if perturbation is None else {**shared, "perturbation": perturbation}
+
+
+def study_perturbations(config: Config, study: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """A study's perturbations as its cells hold them (None: unperturbed), in its order."""
+    return [
+        None if name == NONE else resolved_perturbation(name, config["perturbations"][name])
+        for name in study["perturbations"]
+    ]
 
 
 def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
-    """Every job block of one study, in a stable order (tasks, then methods, then populations)."""
+    """Every job block of one study, in a stable order (tasks, methods, perturbations, populations)."""
     study = config["studies"][study_name]
     seed_blocks: dict[str, dict[int, list[int]]] = {}  # method -> aligned seed ranges of its jobs
     for method_name in study["methods"]:
@@ -240,6 +259,7 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
         for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
             by_block.setdefault(seed // per_job, []).append(seed)
     methods: dict[tuple[str, str], list[tuple[str | None, dict[str, Any]]]] = {}  # resolved once (files read)
+    perturbations = study_perturbations(config, study)
     blocks = []
     for task_name in study["tasks"]:
         task = resolved_task(config, task_name, base)
@@ -250,10 +270,11 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
             per_job = config["methods"][method_name]["seeds_per_job"]
             sizes = task_sizes(config["tasks"][task_name], task["params"], method_populations(study, method_name))
             for replicate, method in methods[(method_name, suite)]:
-                for population in sizes or []:
-                    shared = shared_part(study_name, task, method, population, replicate)
-                    for index, members in sorted(seed_blocks[method_name].items()):
-                        blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
+                for perturbation in perturbations:
+                    for population in sizes or []:
+                        shared = shared_part(study_name, task, method, population, replicate, perturbation)
+                        for index, members in sorted(seed_blocks[method_name].items()):
+                            blocks.append(Block(shared, tuple(members), index * per_job, (index + 1) * per_job - 1))
     return blocks
 
 
@@ -264,7 +285,8 @@ def study_jobs(config: Config, blocks: list[Block]) -> list[Job]:
     for block in blocks:
         shared = block.shared
         method = shared["method"]["name"]
-        key = (shared["suite"], method, shared.get("replicate"), shared["population"], block.first)
+        perturbation = shared.get("perturbation", {}).get("name")
+        key = (shared["suite"], method, shared.get("replicate"), perturbation, shared["population"], block.first)
         runs = gathered.setdefault(key, [[]])
         if len(runs[-1]) == tasks_per_job(config["methods"][method], shared["suite"]):
             runs.append([])

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from hivebench.method import CLASSICAL_TASKS_PER_JOB, JOB_KEYS
+from hivebench.perturb import resolved as resolved_perturbation
 from hivebench.suite import PluginError
 
 Config = dict[str, Any]
@@ -652,6 +653,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     given = ", ".join(map(str, study.get("populations", []))) or "none"
                     yield f"{where}.method_populations.{name}[{i}]: {n} is not one of the study's populations ({given})"
         yield from _contrast_problems(config, study_name)
+        yield from _perturbation_problems(config, study_name)
         for task_name in study["tasks"]:
             if task_name not in config["tasks"]:
                 continue
@@ -719,6 +721,28 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     used |= {corpus["teacher"] for corpus in config["corpora"].values()}
     for name in sorted(used & set(config["methods"])):
         yield from _method_problems(name, config["methods"][name], base)
+
+
+def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
+    """A study's perturbations are the config's (or `none`); one that changes messages runs only tasks
+    whose agents send them (a task with a `messages` table)."""
+    from hivebench.registry import task_kind
+
+    where = f"studies.{study_name}.perturbations"
+    study = config["studies"][study_name]
+    defined = config["perturbations"]
+    for i, name in enumerate(study["perturbations"]):
+        if name != "none" and name not in defined:
+            known = ", ".join(["none", *sorted(defined)])
+            yield f"{where}[{i}]: unknown perturbation {name!r} (defined: {known})"
+        elif name != "none" and "medium" in resolved_perturbation(name, defined[name]):
+            for task_name in study["tasks"]:
+                task = config["tasks"].get(task_name)
+                if task is not None and "messages" not in task_kind(task["kind"]).tables:
+                    yield (
+                        f"{where}[{i}]: perturbation {name!r} changes messages, and task {task_name!r} "
+                        f"({task['kind']}) sends none"
+                    )
 
 
 def _method_problems(name: str, method: dict[str, Any], base: Path) -> Iterator[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hivebench import perturb
 from hivebench.registry import METHODS, task_kind
 
 EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
@@ -27,14 +28,16 @@ STUDY_TABLES = (EPISODES_TABLE, SCORES_TABLE, CONTRASTS_TABLE)
 TABLES_RECORD = "logs/collect/{study}.damage.json"
 
 
-# A replicate's cells lie in a folder of their own under their method's: the `method` path field.
+# A replicate's cells lie in a folder of their own under their method's (its arm's, for a perturbed
+# cell: `<method>+<perturbation>`): the `method` path field.
 REPLICATE_DIR = "{method}/replicate-{replicate}"
 METHOD_FIELD = r"[^/]+(/replicate-[^/]+)?"  # its wildcard constraint (Snakefile)
 
 
 def path_fields(shared: dict[str, Any]) -> dict[str, Any]:
     """The fields of a cell's (or block's) paths."""
-    return {**table_fields(shared), "method": method_folder(shared["method"]["name"], shared.get("replicate"))}
+    fields = table_fields(shared)
+    return {**fields, "method": method_folder(fields["method"], shared.get("replicate"))}
 
 
 def method_folder(method: str, replicate: str | None) -> str:
@@ -43,16 +46,20 @@ def method_folder(method: str, replicate: str | None) -> str:
 
 
 def table_fields(shared: dict[str, Any]) -> dict[str, Any]:
-    """What identifies a cell's row in a study's tables (with its seed): the replicate only where the
-    method has replicates."""
+    """What identifies a cell's row in a study's tables (with its seed): its method's arm (the method,
+    or `<method>+<perturbation>`), the replicate only where the method has replicates, the
+    perturbation only where the cell has one."""
+    perturbation = shared.get("perturbation", {}).get("name")
     fields = {
         "study": shared["study"],
         "suite": shared["suite"],
         "task": shared["task"]["name"],
-        "method": shared["method"]["name"],
+        "method": perturb.arm(shared["method"]["name"], perturbation),
         "population": shared["population"],
     }
-    return fields if "replicate" not in shared else {**fields, "replicate": shared["replicate"]}
+    if "replicate" in shared:
+        fields["replicate"] = shared["replicate"]
+    return fields if perturbation is None else {**fields, "perturbation": perturbation}
 
 
 def cell_path(cell: dict[str, Any]) -> str:
@@ -80,8 +87,9 @@ def cell_files(cell: dict[str, Any]) -> list[str]:
 
 
 def side_tables(cell: dict[str, Any]) -> tuple[str, ...]:
-    """The side tables a cell writes: its task's, then its method's."""
-    return task_kind(cell["task"]["kind"]).tables + METHODS[cell["method"]["kind"]].impl(cell["suite"]).tables
+    """The side tables a cell writes: its task's, then its method's, then its perturbation's."""
+    method = METHODS[cell["method"]["kind"]].impl(cell["suite"]).tables
+    return task_kind(cell["task"]["kind"]).tables + method + perturb.side_tables(cell.get("perturbation"))
 
 
 def calls_path(cell: dict[str, Any]) -> str:

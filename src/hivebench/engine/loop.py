@@ -8,35 +8,41 @@ from typing import Any
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.models.scripted import RepliesError
 from hivebench.paths import calls_path
+from hivebench.perturb.agents import Gate, GatedPolicy, GatedView, add_columns
+from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.suite import load
 
 
-def make_policy(cells: list[dict[str, Any]], streams: Streams | None = None, target: Any = None) -> Policy:
+def make_policy(
+    cells: list[dict[str, Any]], streams: Streams | None = None, target: Any = None, gate: Gate | None = None
+) -> Policy:
     """The cells' method as it runs their suite, with one random stream per cell (`streams`, made from
     their seeds unless given); a method that calls models also gets each cell's response cache, one
     that reads text the suite's text view, one on the Waggle runtime the suite's adapter. `target`: a
-    policy class to build in the method's place, with what the method is given (a check's controller)."""
+    policy class to build in the method's place, with what the method is given (a check's controller).
+    `gate`: the cells' faulty and sleeping agents (hivebench.perturb.agents), held to the idle action."""
     first = cells[0]
     impl = METHODS[first["method"]["kind"]].impl(first["suite"])
     extra: dict[str, Any] = {}
     if impl.calls_models:
         extra["cache_paths"] = [calls_path(cell) for cell in cells]
+    text_view = load(SUITE_OBJECTS[first["suite"]].text_view)
     if impl.reads_text:
-        extra["view"] = load(SUITE_OBJECTS[first["suite"]].text_view)()
+        extra["view"] = text_view() if gate is None else GatedView(text_view(), gate)
     if impl.adapted:
         adapter = SUITE_OBJECTS[first["suite"]].waggle
         if adapter is None:
             raise ValueError(
                 f"{first['method']['kind']} runs on the Waggle runtime, which has no adapter for {first['suite']}"
             )
-        extra["adapter"] = load(adapter)()
+        extra["adapter"] = load(adapter)() if gate is None else GatedView(load(adapter)(), gate)
     streams = streams or Streams([cell["seed"] for cell in cells], policy_stream(first))
     policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
         raise TypeError(f"{target or impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
-    return policy
+    return policy if gate is None else GatedPolicy(policy, gate, text_view())
 
 
 def policy_stream(cell: dict[str, Any]) -> str:
@@ -47,14 +53,26 @@ def policy_stream(cell: dict[str, Any]) -> str:
 
 def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     """Play cells that differ only in their seed to the end, in lockstep: each round, observe every
-    agent of every episode, decide for all at once, apply. One record per cell."""
-    first = cells[0]
+    agent of every episode, decide for all at once, apply. One record per cell. Under a perturbation
+    the task's medium and the method's policy are wrapped (hivebench.perturb), drawing from the
+    streams `perturbation/...` of the cells' seeds."""
+    first, seeds = cells[0], [cell["seed"] for cell in cells]
     task = make_task(first)
-    task.reset([cell["seed"] for cell in cells])
+    task.reset(seeds)
+    perturbation = first.get("perturbation", {})
+    streams = Streams(seeds, "perturbation")
+    if "medium" in perturbation:
+        if not hasattr(task, "medium"):
+            raise ValueError(f"perturbation {perturbation['name']!r}: task {first['task']['name']!r} has no medium")
+        task.medium = UnreliableMedium(task.medium, perturbation["medium"], streams.child("medium"))
+    gate = Gate(perturbation, task.n, streams) if {"faults", "activation"} & set(perturbation) else None
     try:
-        return run(task, make_policy(cells))
+        records = run(task, make_policy(cells, gate=gate))
     except RepliesError as exc:  # a scripted file too short: named by its config key too
         raise RepliesError(f"{model_key(first)}: {exc}") from None
+    if gate is not None:
+        add_columns(records, gate)
+    return records
 
 
 def model_key(cell: dict[str, Any]) -> str:

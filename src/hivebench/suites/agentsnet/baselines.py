@@ -51,20 +51,30 @@ class Edges:
 
     @cached_property
     def rev(self) -> np.ndarray:
-        """rev[e]: the position of the opposite direction, so that incoming(payload)[e] is what dst[e]
-        sent to src[e]: each agent's inbox, laid out over its own CSR row."""
+        """rev[e]: the position of the opposite direction, so that a per-edge payload taken at rev is
+        what dst[e] sent to src[e]: each agent's inbox, laid out over its own CSR row."""
         order = np.lexsort((self.src, self.dst))
         rev = np.empty_like(order)
         rev[order] = np.arange(len(order))
         return rev
 
-    def incoming(self, payload: np.ndarray) -> np.ndarray:
-        """Per position e, what dst[e] sent to src[e] in a per-edge outbox."""
-        return np.take(payload, self.rev, axis=0)
+    def received(self, inbox: Outbox, missing: int) -> np.ndarray:
+        """Per position e, the payload dst[e] sent src[e] in the round just ended; `missing` where none
+        arrived (a perturbed medium loses, delays or reorders messages, a silent agent sends none:
+        hivebench.perturb), the latest where several did."""
+        assert inbox.payload is not None
+        if inbox.sender is self.src and inbox.receiver is self.dst:  # this policy's own outbox, whole
+            # (np.take gathers faster than indexing)
+            return np.take(inbox.payload, self.dst if inbox.per_sender else self.rev, axis=0)
+        rows = inbox.take(np.arange(len(inbox.sender)))  # one row per message
+        heard = np.full(len(self.src), missing, dtype=inbox.payload.dtype)
+        heard[np.searchsorted(self.keys, rows.receiver * self.n + rows.sender)] = rows.payload
+        return heard
 
-    def heard(self, values: np.ndarray) -> np.ndarray:
-        """Per position e, what dst[e] sent all its neighbours in a `broadcast`."""
-        return np.take(values, self.dst)  # (np.take gathers faster than indexing)
+    @cached_property
+    def keys(self) -> np.ndarray:
+        """src[e] * n + dst[e], ascending (CSR order)."""
+        return self.src.astype(np.int64) * self.n + self.dst
 
     def row_max(self, values: np.ndarray) -> np.ndarray:
         """Per agent, the largest value over its CSR row (every agent of a connected graph has one).
@@ -131,7 +141,7 @@ class Flooding:
 
     def act(self, views: NetViews) -> NetActions:
         if views.step > 0:
-            self.best = np.maximum(self.best, self.edges.row_max(self.edges.heard(views.inbox.payload)))
+            self.best = np.maximum(self.best, self.edges.row_max(self.edges.received(views.inbox, -1)))
         if self.bits:
             answers = _answers(views, lambda: _pick(["0", "1"], self.best % 2))
         else:
@@ -167,7 +177,7 @@ class Coloring:
     def act(self, views: NetViews) -> NetActions:
         e = self.edges
         if views.step > 0:
-            heard = e.heard(views.inbox.payload)
+            heard = e.received(views.inbox, -2)  # no colour (-2 // 2 = -1), not settled
             clash = e.row_any(heard // 2 == self.color[e.src])
             self.settled |= ~clash
             # colours settled neighbours hold are out; a free colour exists (degree < Delta + 1)
@@ -218,10 +228,11 @@ class IndependentSet:
         priority = self.priority(views.step)
         if views.step > 0:
             # each message read as a (priority, sender index) key, a member's above every key, a
-            # decided-out agent's below; one key per sender, as each broadcast one message
-            sent = views.inbox.payload
-            keys = np.where(sent < n, sent * agents + self.order, np.where(sent < 2 * n, n * agents, -1))
-            rival = e.row_max(e.heard(keys))
+            # decided-out agent's (and none: 3n) below
+            heard = e.received(views.inbox, 3 * n)
+            sender = self.order[e.dst]
+            keys = np.where(heard < n, heard * agents + sender, np.where(heard < 2 * n, n * agents, -1))
+            rival = e.row_max(keys)
             undecided = self.state == UNDECIDED
             beside_member = rival == n * agents
             highest = self.last * agents + self.order > rival
@@ -254,7 +265,7 @@ class Matching:
     def act(self, views: NetViews) -> NetActions:
         e, t = self.edges, views.step
         signal = np.full(len(e.src), FREE)
-        heard = e.incoming(views.inbox.payload) if t > 0 else np.full(len(e.src), FREE)
+        heard = e.received(views.inbox, -1) if t > 0 else np.full(len(e.src), FREE)
         answered = self.proposed_in == t - 2  # the reply to these proposals arrives now
         accepted = answered & (heard[np.maximum(self.proposal, 0)] == ACCEPT)
         self.partner[accepted] = e.dst[self.proposal[accepted]]

@@ -1,0 +1,46 @@
+"""Perturbations of a cell: what breaks a homogeneous, reliable, synchronous swarm (an unreliable
+medium, faulty agents, partial activation), as a named, versioned part of the cell that wraps the
+suite's medium and the method's policy without touching either (src/hivebench/perturb/README.md).
+
+Standard library only: the Snakefile asks this at parse time (a cell's identity, its arm's name).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
+VERSION = 1
+NONE = "none"  # a study's unperturbed arm
+ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
+
+
+def arm(method: str, perturbation: str | None) -> str:
+    """The name a method's cells go by in the tables and paths under a perturbation (None: unperturbed)."""
+    return method if perturbation is None else f"{method}{ARM_JOIN}{perturbation}"
+
+
+def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A perturbation as a cell holds it: its name, the version, and its parts that change anything
+    (a loss of 0, a fault fraction of 0, an activation probability of 1 are left out, so that such a
+    cell plays exactly as the unperturbed one)."""
+    parts: dict[str, Any] = {}
+    medium = dict(entry.get("medium") or {})
+    if medium.get("delay_max") == medium.get("delay"):
+        medium.pop("delay_max", None)
+    if medium and (
+        medium["loss"] or medium["delay"] or medium.get("delay_max") or medium["duplicate"] or medium["reorder"]
+    ):
+        parts["medium"] = medium
+    faults = entry.get("faults")
+    if faults and faults["fraction"] > 0:
+        parts["faults"] = dict(faults)
+    activation = entry.get("activation")
+    if activation and activation.get("probability", 0) < 1:
+        parts["activation"] = dict(activation)
+    return {"name": name, "version": VERSION, **parts}
+
+
+def side_tables(perturbation: dict[str, Any] | None) -> tuple[str, ...]:
+    """The side tables a perturbation adds to a cell: `transit`, each message its medium changed."""
+    return ("transit",) if perturbation is not None and "medium" in perturbation else ()

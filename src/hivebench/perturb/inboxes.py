@@ -1,0 +1,78 @@
+"""What an unreliable medium does to the inboxes of every suite's medium, by row: an inbox is a
+media Outbox (neighbours, radius: one row per delivery) or a Silo-Bench `Delivered` (delivery i brings
+message `message[i]` of its outbox)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.engine.media import exchange
+from hivebench.engine.media.outbox import Outbox
+
+Inbox = Outbox | exchange.Delivered
+
+
+def ends(inbox: Inbox) -> tuple[np.ndarray, np.ndarray]:
+    """(sender, receiver) of each delivery."""
+    return inbox.sender, inbox.receiver
+
+
+def take(inbox: Inbox, rows: np.ndarray) -> Inbox:
+    """The inbox with only the deliveries `rows`."""
+    if isinstance(inbox, exchange.Delivered):
+        return replace(inbox, receiver=inbox.receiver[rows], sender=inbox.sender[rows], message=inbox.message[rows])
+    return inbox.take(rows)
+
+
+def concat(earlier: list[Inbox], now: Inbox) -> Inbox:
+    """The deliveries held back from earlier rounds, then this round's, as one inbox (with this
+    round's store where the medium has one)."""
+    if not earlier:
+        return now
+    parts = [*earlier, now]
+    if isinstance(now, exchange.Delivered):
+        offsets = np.cumsum([0] + [len(p.outbox) for p in parts[:-1]])
+        return replace(
+            now,
+            outbox=concat_sent([p.outbox for p in parts]),
+            receiver=np.concatenate([p.receiver for p in parts]),
+            sender=np.concatenate([p.sender for p in parts]),
+            message=np.concatenate([p.message + offset for p, offset in zip(parts, offsets)]),
+        )
+    return concat_outboxes(parts)
+
+
+def concat_outboxes(parts: list[Outbox]) -> Outbox:
+    """Media outboxes as one, row after row: coded where they share one dictionary, else as text."""
+    parts = [p.take(np.arange(len(p.sender))) if p.per_sender else p for p in parts]  # one row per message
+    sender = np.concatenate([p.sender for p in parts])
+    receiver = np.concatenate([p.receiver for p in parts])
+    dictionary = parts[0].dictionary
+    if all(p.codes is not None and p.dictionary is dictionary for p in parts):
+        payloads = [p.payload for p in parts]
+        payload = None if any(x is None for x in payloads) else np.concatenate(payloads)  # type: ignore[arg-type]
+        codes = np.concatenate([p.codes for p in parts])  # type: ignore[misc]
+        return Outbox(sender, receiver, None, payload, codes, dictionary)
+    return Outbox(sender, receiver, pa.concat_arrays([p.texts() for p in parts]))
+
+
+def concat_sent(parts: list[exchange.Outbox]) -> exchange.Outbox:
+    """Silo-Bench outboxes as one, row after row."""
+
+    def joined(field: str) -> Any:
+        values = [getattr(p, field) for p in parts]
+        if any(v is None for v in values):
+            return None
+        return np.concatenate(values) if isinstance(values[0], np.ndarray) else [x for v in values for x in v]
+
+    return exchange.Outbox(
+        np.concatenate([p.sender for p in parts]),
+        np.concatenate([p.receiver for p in parts]),
+        joined("text"),
+        joined("payload"),
+        joined("keys"),
+    )

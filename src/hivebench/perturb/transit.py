@@ -1,0 +1,194 @@
+"""An unreliable medium: the suite's own medium, wrapped (hivebench.engine.api.Medium), records every
+message as sent; on the way to its receivers a message is lost, late or delivered twice, by draws of
+the cell's seed alone (streams `perturbation/medium/...`, one per setting, so that turning one setting
+on shifts no other's draws).
+
+A message's fate is drawn once when it is sent (`unit: message`: every delivery of a broadcast shares
+it) or for each delivery (`unit: delivery`). A message sent in round t normally arrives at the start
+of round t + 1; delayed by d rounds it arrives at the start of round t + 1 + d (with whatever else
+arrives then, earlier messages first); a duplicate arrives once more one round after the message.
+A message still on its way when the block ends never arrives. A shared store (Silo-Bench's `store`)
+delivers nothing: a write is lost when it is sent, and it cannot be late.
+
+Per episode the summary counts `lost_messages`, `delayed_messages` and `duplicated_messages`, and the
+`transit` table holds one row per delivery the medium changed: the round it was sent in, sender and
+receiver (-1: a lost store write), its fate and the round at whose start it arrives (-1: never).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from hivebench.engine.api import Medium
+from hivebench.engine.media import exchange
+from hivebench.perturb import inboxes
+from hivebench.seeding import Streams
+
+TRANSIT_SCHEMA = pa.schema(
+    [
+        ("step", pa.int32()),
+        ("sender", pa.int32()),
+        ("receiver", pa.int32()),
+        ("fate", pa.dictionary(pa.int8(), pa.string())),
+        ("arrival", pa.int32()),
+    ]
+)
+FATES = ("lost", "delayed", "duplicated")
+LOST, DELAYED, DUPLICATED = range(3)
+
+
+class UnreliableMedium:
+    """A `Medium` around `inner`, under the `medium` part of a perturbation (its schema's settings)."""
+
+    def __init__(self, inner: Medium, settings: dict[str, Any], streams: Streams):
+        self.inner, self.block = inner, inner.block
+        self.loss, self.duplicate, self.reorder = settings["loss"], settings["duplicate"], settings["reorder"]
+        self.delay = (settings["delay"], settings.get("delay_max", settings["delay"]))
+        self.per_message = settings["unit"] == "message"
+        self.store = isinstance(inner, exchange.SharedStore)
+        if self.store and (self.delay[1] or self.duplicate or self.reorder):
+            raise ValueError(
+                "a shared store delivers nothing: its writes can be lost (medium.loss), not late, doubled or reordered"
+            )
+        self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder")}
+        self.now = 0  # the round whose messages the next delivery brings
+        self.fates: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None  # this round's messages: keys, fate draws
+        self.held: list[tuple[int, inboxes.Inbox]] = []  # (due round, deliveries), in the order held
+        self.events: list[tuple[np.ndarray, ...]] = []  # (step, sender, receiver, fate, arrival) arrays
+        self.received: list[tuple[int, np.ndarray]] = []  # (round, receivers) of each delivery made
+
+    def send(self, step: int, outbox: Any) -> None:
+        if self.store and self.loss:
+            lost = self._draw("loss", outbox.sender) < self.loss
+            self._record(step, outbox.sender[lost], np.full(int(lost.sum()), -1), LOST, -1)
+            outbox = outbox.take(np.flatnonzero(~lost))
+        elif self.per_message:  # a message's fate, drawn as it is sent; its deliveries find it by sender and receiver
+            self.fates = (_keys(outbox.sender, outbox.receiver, self.block.agents), self._fates(outbox.sender))
+        self.inner.send(step, outbox)
+
+    def deliver(self, where: Any = None) -> Any:
+        inbox, step = self.inner.deliver(where), self.now
+        self.now += 1
+        sender, receiver = inboxes.ends(inbox)
+        if len(sender) and not self.store:
+            inbox = self._delivered(step, inbox, sender, receiver)
+        due = [held for when, held in self.held if when <= step]
+        self.held = [(when, held) for when, held in self.held if when > step]
+        inbox = inboxes.concat(due, inbox)
+        if self.reorder:
+            inbox = self._shuffled(inbox)
+        self.received.append((step, inboxes.ends(inbox)[1]))
+        return inbox
+
+    def _delivered(self, step: int, inbox: Any, sender: np.ndarray, receiver: np.ndarray) -> Any:
+        """This round's deliveries that arrive now; the others recorded, the late ones held."""
+        if self.per_message and self.fates is not None:
+            keys, draws = self.fates
+            own = _find(keys, _keys(sender, receiver, self.block.agents))
+            broadcast = own < 0  # a delivery of a message sent to whoever the medium reaches (receiver -1)
+            own[broadcast] = _find(keys, _keys(sender[broadcast], np.full(int(broadcast.sum()), -1), self.block.agents))
+            lost, delay, doubled = (d[own] for d in draws)
+        else:
+            lost, delay, doubled = self._fates(receiver)
+        self._record(step, sender[lost], receiver[lost], LOST, -1)
+        late = ~lost & (delay > 0)
+        self._record(step, sender[late], receiver[late], DELAYED, step + 1 + delay[late])
+        twice = ~lost & doubled
+        self._record(step, sender[twice], receiver[twice], DUPLICATED, step + 2 + delay[twice])
+        for d in np.unique(delay[late | twice]):
+            if (rows := np.flatnonzero(late & (delay == d))).size:
+                self.held.append((step + int(d), inboxes.take(inbox, rows)))
+        for d in np.unique(delay[twice]):
+            self.held.append((step + int(d) + 1, inboxes.take(inbox, np.flatnonzero(twice & (delay == d)))))
+        self.held.sort(key=lambda held: held[0])  # stable: what was held first arrives first
+        return inboxes.take(inbox, np.flatnonzero(~lost & (delay == 0)))
+
+    def _fates(self, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lost, delay, duplicated) of messages or deliveries owned by `agents` (a setting that is off
+        draws nothing)."""
+        m = len(agents)
+        lost = self._draw("loss", agents) < self.loss if self.loss else np.zeros(m, dtype=bool)
+        low, high = self.delay
+        delay = np.full(m, low, dtype=np.int64)
+        if high > low:
+            delay = low + np.floor(self._draw("delay", agents) * (high - low + 1)).astype(np.int64)
+        doubled = self._draw("duplicate", agents) < self.duplicate if self.duplicate else np.zeros(m, dtype=bool)
+        return lost, delay, doubled
+
+    def _draw(self, name: str, agents: np.ndarray) -> np.ndarray:
+        """One double per row, each from its episode's stream (rows in episode order as drawn)."""
+        episode = agents // self.block.n
+        order = np.argsort(episode, kind="stable")
+        out = np.empty(len(agents))
+        out[order] = self.streams[name].random(
+            (len(agents),), split=np.bincount(episode, minlength=self.block.episodes)
+        )
+        return out
+
+    def _shuffled(self, inbox: Any) -> Any:
+        _, receiver = inboxes.ends(inbox)
+        keys = self._draw("reorder", receiver)
+        return inboxes.take(inbox, np.lexsort((keys, receiver // self.block.n)))
+
+    def _record(self, step: int, sender: np.ndarray, receiver: np.ndarray, fate: int, arrival: Any) -> None:
+        if len(sender):
+            arrivals = np.broadcast_to(np.asarray(arrival), sender.shape)
+            self.events.append((np.full(len(sender), step), sender, receiver, np.full(len(sender), fate), arrivals))
+
+    def traffic(self, rounds: int) -> dict[str, np.ndarray]:
+        """The inner medium's counts, with what each agent received as this medium delivered it."""
+        traffic = dict(self.inner.traffic(rounds))
+        if "received" in traffic:
+            received = np.zeros_like(traffic["received"])
+            for step, receivers in self.received:
+                if step < rounds:
+                    received[step] = np.bincount(receivers, minlength=self.block.agents)
+            traffic["received"] = received
+        return traffic
+
+    def counts(self, episode: int) -> dict[str, int]:
+        fate = self._events()[3]
+        mine = self._events()[1] // self.block.n == episode
+        return {
+            **self.inner.counts(episode),
+            **{f"{name}_messages": int(np.count_nonzero(mine & (fate == i))) for i, name in enumerate(FATES)},
+        }
+
+    def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
+        step, sender, receiver, fate, arrival = self._events()
+        mine = sender // self.block.n == episode
+        base = episode * self.block.n
+        transit = pa.table(
+            [
+                step[mine].astype(np.int32),
+                (sender[mine] - base).astype(np.int32),
+                np.where(receiver[mine] < 0, -1, receiver[mine] - base).astype(np.int32),
+                pa.DictionaryArray.from_arrays(pa.array(fate[mine].astype(np.int8)), pa.array(FATES)),
+                arrival[mine].astype(np.int32),
+            ],
+            schema=TRANSIT_SCHEMA,
+        )
+        return {**self.inner.tables(episode), "transit": transit}
+
+    def _events(self) -> tuple[np.ndarray, ...]:
+        if not self.events:
+            return tuple(np.zeros(0, dtype=np.int64) for _ in range(5))
+        return tuple(np.concatenate(column) for column in zip(*self.events))
+
+
+def _find(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The position of each wanted key in `keys` (unique), or -1."""
+    if not len(keys):
+        return np.full(len(wanted), -1)
+    order = np.argsort(keys)
+    at = order[np.minimum(np.searchsorted(keys, wanted, sorter=order), len(keys) - 1)]
+    return np.where(keys[at] == wanted, at, -1)
+
+
+def _keys(sender: np.ndarray, receiver: np.ndarray, agents: int) -> np.ndarray:
+    """One number per (sender, receiver) pair (receiver -1: a broadcast)."""
+    return sender.astype(np.int64) * (agents + 1) + receiver + 1

@@ -1,0 +1,262 @@
+"""Perturbations (hivebench.perturb): an unreliable medium, faulty agents and partial activation wrap
+a suite's medium and a method's policy; a perturbation that changes nothing plays exactly the
+unperturbed cell, and every draw is the cell seed's own."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from hivebench.cells import study_blocks
+from hivebench.config import ConfigError, validate
+from hivebench.engine.block import Block, GraphBlock
+from hivebench.engine.loop import play_block
+from hivebench.engine.media import exchange
+from hivebench.engine.media.neighbours import NeighbourMessages
+from hivebench.engine.media.outbox import Outbox
+from hivebench.engine.media.radius import RadiusBroadcast
+from hivebench.engine.writer import write_episode
+from hivebench.paths import cell_files, cell_path, table_fields
+from hivebench.perturb.transit import UnreliableMedium
+from hivebench.seeding import Streams
+from hivebench.store import SUMMARY_KEY
+from hivebench.suites.silobench.exchange import ShardTexts
+from tests.test_media import graph
+
+CONFIG = Path(__file__).parents[1] / "config" / "config.yaml"
+# (task, methods, population) of every suite: classical baselines and the Waggle controls
+CASES = [
+    ("cycle", ["soft_fp", "greedy"], 5),
+    ("coloring-ws", ["distributed", "fixedswarm"], 8),
+    ("vertex_cover-ba", ["distributed"], 8),
+    ("matching-dt", ["distributed"], 8),
+    ("swarm-pursuit", ["heuristic", "nativemsg"], 8),
+    ("silo", ["distributed", "fixedswarm"], 6),
+]
+PERTURBATIONS = {
+    "q0": {"medium": {"loss": 0}},
+    "f0": {"faults": {"kind": "crash", "fraction": 0, "onset": 2}},
+    "a1": {"activation": {"probability": 1}},
+    "lossy": {"medium": {"loss": 0.3, "delay": 1, "delay_max": 2}},
+    "crash": {"faults": {"kind": "crash", "fraction": 0.25, "onset": 2}},
+    "stuck": {"faults": {"kind": "stuck", "fraction": 0.25, "onset": 1}},
+    "sleepy": {"activation": {"count": 3}},
+}
+
+
+@cache
+def default_config() -> dict[str, Any]:
+    return yaml.safe_load(CONFIG.read_text())
+
+
+def study(task: str, methods: list[str], n: int, perturbations: list[str], seeds: Any = 2) -> dict[str, Any]:
+    """A validated config whose study `t` runs the task under the perturbations."""
+    config = copy.deepcopy(default_config())
+    config["perturbations"] = PERTURBATIONS
+    config["studies"] = {
+        "t": {"tasks": [task], "methods": methods, "seeds": seeds, "populations": [n], "perturbations": perturbations}
+    }
+    return validate(config, str(CONFIG))
+
+
+def blocks(config: dict[str, Any]) -> dict[tuple[str, str | None], list[dict[str, Any]]]:
+    """Each (method, perturbation)'s cells of the study's first task."""
+    out: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for block in study_blocks(config, "t", CONFIG.parent):
+        key = (block.shared["method"]["name"], block.shared.get("perturbation", {}).get("name"))
+        out.setdefault(key, list(block.cells()))
+    return out
+
+
+def without_metadata(path: str) -> pa.Table:
+    return pq.read_table(path).replace_schema_metadata(None)
+
+
+@pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
+def test_a_perturbation_that_changes_nothing_writes_the_unperturbed_cells_bytes(task, methods, n, tmp_path):
+    cells = blocks(study(task, methods, n, ["none", "q0", "f0", "a1"] if task != "cycle" else ["none", "f0", "a1"]))
+    for (method, perturbation), group in cells.items():
+        if perturbation is None:
+            continue
+        plain = cells[(method, None)]
+        for cell, base, record, base_record in zip(group, plain, play_block(group), play_block(plain)):
+            assert cell["perturbation"] == {"name": perturbation, "version": 1}  # no part left: nothing wraps
+            for c, p, r in ((cell, "a", record), (base, "b", base_record)):
+                write_episode(c, tmp_path / p / "s.parquet", r)
+            summaries = [pq.read_schema(tmp_path / p / "s.parquet").metadata[SUMMARY_KEY] for p in "ab"]
+            assert summaries[0] == summaries[1]  # as written
+            assert without_metadata(tmp_path / "a" / "s.parquet").equals(without_metadata(tmp_path / "b" / "s.parquet"))
+            for name in record.tables:  # side tables hold no identity: the same bytes
+                a = (tmp_path / "a" / f"s.{name}.parquet").read_bytes()
+                assert a == (tmp_path / "b" / f"s.{name}.parquet").read_bytes(), (method, perturbation, name)
+
+
+def records_equal(a, b) -> None:
+    assert json.dumps(a.summary) == json.dumps(b.summary)  # NaN as NaN
+    assert pa.table(a.agents).equals(pa.table(b.agents))
+    assert a.tables.keys() == b.tables.keys()
+    for name in a.tables:
+        assert a.table(name).equals(b.table(name)), name
+
+
+@pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
+def test_a_perturbed_cell_is_its_seeds_alone_whatever_its_block(task, methods, n):
+    names = ["crash", "stuck", "sleepy"] + (["lossy"] if task != "cycle" else [])
+    cells = blocks(study(task, methods[:1], n, names, seeds=3))
+    for (_, perturbation), group in cells.items():
+        together = play_block(group)
+        for cell, record in zip(group, together):
+            records_equal(play_block([cell])[0], record)  # alone, and again: the same numbers
+        changed = play_block(blocks(study(task, methods[:1], n, ["none"], seeds=3))[(methods[0], None)])
+        assert any(
+            json.dumps(a.summary) != json.dumps(b.summary) or not pa.table(a.agents).equals(pa.table(b.agents))
+            for a, b in zip(together, changed)
+        ), perturbation
+
+
+def test_a_crashed_agent_sends_nothing_and_keeps_its_state_from_its_onset():
+    onset = PERTURBATIONS["crash"]["faults"]["onset"]
+    for task, method in (("swarm-pursuit", "nativemsg"), ("coloring-ws", "distributed"), ("silo", "distributed")):
+        n = 8 if task != "silo" else 6
+        (cell,) = blocks(study(task, [method], n, ["crash"], seeds=[3]))[(method, "crash")]
+        record = play_block([cell])[0]
+        agents = pa.table(record.agents).to_pandas()
+        faulty = sorted(agents[agents.faulty & (agents.step == 0)].agent)
+        assert len(faulty) == 2 and record.summary["faulty_agents"] == 2
+        messages = record.table("messages").to_pandas()
+        assert len(messages[~messages.sender.isin(faulty)]) > 0  # the others talk
+        assert messages[messages.sender.isin(faulty) & (messages.step >= onset)].empty, task
+        assert not agents[agents.agent.isin(faulty) & (agents.step > onset)].acted.any()
+        if task == "swarm-pursuit":  # frozen: it stays (others may still push it: SwarmBench's physics)
+            assert (agents[agents.agent.isin(faulty) & (agents.step > onset)].action == "STAY").all()
+
+
+def test_partial_activation_lets_exactly_its_count_act_and_holds_the_others():
+    (cell,) = blocks(study("cycle", ["greedy"], 7, ["sleepy"], seeds=[0]))[("greedy", "sleepy")]
+    agents = pa.table(play_block([cell])[0].agents).to_pandas()
+    acted = agents[agents.step > 0].groupby("step").acted.sum()
+    assert (acted == 3).all() and len(acted) == cell["task"]["params"]["steps"]
+    colors = agents.pivot(index="step", columns="agent", values="color").to_numpy()
+    asleep = ~agents.pivot(index="step", columns="agent", values="acted").to_numpy()
+    assert (colors[1:][asleep[1:]] == colors[:-1][asleep[1:]]).all()  # an agent asleep keeps its colour
+
+
+def messages_through(medium: UnreliableMedium, rounds: int, outbox, where=None) -> dict[str, list[int]]:
+    """Send `outbox(t)` each round (texts naming their round and edge) and note the rounds at whose start
+    each text arrives, as the inbox shows it."""
+    arrived: dict[str, list[int]] = {}
+    for t in range(rounds):
+        medium.send(t, outbox(t))
+        inbox = medium.deliver(where)
+        if isinstance(inbox, exchange.Delivered):
+            texts = [f"{inbox.outbox.text[m]}>{r}" for m, r in zip(inbox.message, inbox.receiver)]
+        else:
+            texts = [f"{text}>{r}" for text, r in zip(inbox.texts().to_pylist(), inbox.receiver)]
+        for text in texts:
+            arrived.setdefault(text, []).append(t + 1)
+    return arrived
+
+
+def settings(**given: Any) -> dict[str, Any]:
+    return {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, **given}
+
+
+CYCLE4 = graph([(0, 1), (1, 2), (2, 3), (3, 0)], 4)
+
+
+def unicast(t: int) -> Outbox:
+    block = GraphBlock([CYCLE4, CYCLE4])
+    return Outbox(block.src, block.indices, pa.array([f"{t}:{s}-{r}" for s, r in zip(block.src, block.indices)]))
+
+
+def test_a_lost_message_never_arrives_and_the_others_arrive_next_round():
+    medium = UnreliableMedium(
+        NeighbourMessages(GraphBlock([CYCLE4, CYCLE4]), 100, [9, 9]), settings(loss=0.4), Streams([1, 2], "x")
+    )
+    arrived = messages_through(medium, 10, unicast)
+    transit = pa.concat_tables([medium.tables(s)["transit"] for s in range(2)]).to_pandas()
+    block = GraphBlock([CYCLE4, CYCLE4])
+    sent = {f"{t}:{s}-{r}>{r}" for t in range(10) for s, r in zip(block.src, block.indices)}
+    missing = sent - set(arrived)
+    assert 0.2 * len(sent) < len(missing) < 0.6 * len(sent)  # q = 0.4 of 160
+    assert all(rounds == [int(text.split(":")[0]) + 1] for text, rounds in arrived.items())  # once, next round
+    assert (transit.fate == "lost").sum() == len(missing) and (transit.arrival == -1).all()
+    assert sum(medium.counts(s)["lost_messages"] for s in range(2)) == len(missing)
+    assert sum(medium.counts(s)["messages"] for s in range(2)) == len(sent)  # every message is recorded as sent
+
+
+def test_a_delayed_message_arrives_exactly_its_delay_late_and_a_duplicate_once_more_after():
+    block = GraphBlock([CYCLE4, CYCLE4])
+    medium = UnreliableMedium(NeighbourMessages(block, 100, [9, 9]), settings(delay=2), Streams([1, 2], "x"))
+    arrived = messages_through(medium, 10, unicast)
+    assert arrived and all(rounds == [int(text.split(":")[0]) + 3] for text, rounds in arrived.items())
+    assert len(arrived) == 8 * 16  # 16 directed edges; those sent in the last two rounds are on their way
+    doubled = UnreliableMedium(NeighbourMessages(block, 100, [9, 9]), settings(duplicate=0.5), Streams([1, 2], "x"))
+    twice = {text: rounds for text, rounds in messages_through(doubled, 10, unicast).items() if len(rounds) > 1}
+    assert twice and all(rounds[1] == rounds[0] + 1 for rounds in twice.values())
+    transit = doubled.tables(0)["transit"].to_pandas()
+    assert set(transit.fate) == {"duplicated"} and (transit.arrival == transit.step + 2).all()
+
+
+def test_a_broadcasts_deliveries_share_its_fate_unless_drawn_per_delivery():
+    position = np.zeros((4, 2), dtype=np.int64)  # every agent within reach of every other
+    present = np.ones(4, dtype=bool)
+
+    def said(t: int) -> Outbox:
+        return Outbox(np.arange(4), np.full(4, -1), pa.array([f"{t}:{s}" for s in range(4)]))
+
+    for unit, shared in (("message", True), ("delivery", False)):
+        medium = UnreliableMedium(
+            RadiusBroadcast(Block(4, 1), 1, 100, False), settings(loss=0.5, unit=unit), Streams([5], "x")
+        )
+        arrived = messages_through(medium, 20, said, (position, present))
+        heard_by = {}
+        for text in arrived:
+            heard_by.setdefault(text.split(">")[0], set()).add(text)
+        assert all(len(who) in ((3,) if shared else (1, 2, 3)) for who in heard_by.values()), unit
+        assert shared or any(len(who) < 3 for who in heard_by.values())
+
+
+def test_point_to_point_deliveries_arrive_late_beside_the_rounds_own():
+    block = GraphBlock([graph([(0, 1), (1, 2)], 3)])
+    shards = ShardTexts([[[1], [2], [3]]])
+    medium = UnreliableMedium(exchange.PointToPoint(block, shards, 100), settings(delay=1), Streams([0], "x"))
+
+    def sent(t: int) -> exchange.Outbox:
+        return exchange.Outbox(np.array([0, 1]), np.array([1, 2]), text=[f"{t}:a", f"{t}:b"])
+
+    arrived = messages_through(medium, 5, sent)
+    assert arrived == {f"{t}:{x}>{r}": [t + 2] for t in range(4) for x, r in (("a", 1), ("b", 2))}
+
+
+def test_the_config_names_a_perturbation_it_lacks_and_one_that_cannot_apply():
+    with pytest.raises(ConfigError, match=r"studies.t.perturbations\[1\]: unknown perturbation 'wobbly'"):
+        study("cycle", ["greedy"], 5, ["none", "wobbly"])
+    with pytest.raises(
+        ConfigError, match=r"perturbation 'lossy' changes messages, and task 'cycle' \(coloring\) sends none"
+    ):
+        study("cycle", ["greedy"], 5, ["lossy"])
+    with pytest.raises(ConfigError, match="perturbations"):
+        config = copy.deepcopy(default_config())
+        config["perturbations"] = {"none": {"activation": {"count": 1}}}
+        validate(config, str(CONFIG))
+
+
+def test_a_perturbed_arm_has_its_own_name_path_and_identity():
+    cells = blocks(study("silo", ["distributed"], 6, ["none", "lossy"]))
+    plain, lossy = cells[("distributed", None)][0], cells[("distributed", "lossy")][0]
+    assert table_fields(plain)["method"] == "distributed" and "perturbation" not in table_fields(plain)
+    assert table_fields(lossy)["method"] == "distributed+lossy" and table_fields(lossy)["perturbation"] == "lossy"
+    assert "/distributed+lossy/n6/" in cell_path(lossy)
+    assert cell_files(lossy)[-1].endswith(".transit.parquet") and not cell_files(plain)[-1].endswith("transit.parquet")
+    assert lossy["perturbation"]["medium"] == settings(loss=0.3, delay=1, delay_max=2)
+    assert {k: v for k, v in lossy.items() if k != "perturbation"} == plain
