@@ -56,7 +56,8 @@ from hivebench.report import (
     CROSS_SECTION_FILES,
     MATRIX_SECTION,
     SECTION_FILE,
-    WAGGLE_PACKAGE,
+    CROSS_SECTION_PACKAGES,
+    ROBUSTNESS_SECTION,
     WAGGLE_SECTION,
     caption_file,
     section_cells,
@@ -167,7 +168,13 @@ WAGGLE_STUDIES = [
 MATRIX_STUDIES = [
     study for study, jobs in JOBS.items() if has_tables(block_plays(block.shared for job in jobs for block in job.blocks))
 ]
-CROSS_SECTIONS = {WAGGLE_SECTION: WAGGLE_STUDIES, MATRIX_SECTION: MATRIX_STUDIES}
+# The studies with perturbed arms: their reports get the robustness section.
+ROBUSTNESS_STUDIES = [study for study, jobs in JOBS.items() if any("perturbation" in job.shared for job in jobs)]
+CROSS_SECTIONS = {
+    WAGGLE_SECTION: WAGGLE_STUDIES,
+    MATRIX_SECTION: MATRIX_STUDIES,
+    ROBUSTNESS_SECTION: ROBUSTNESS_STUDIES,
+}
 
 
 def study_section_names(study):
@@ -385,7 +392,7 @@ def report_output(name):
     stem, suffix = name.rsplit(".", 1)
     if suffix in ("csv", "png"):
         suite, _, file = name.rpartition("/")
-        package = {"": "hivebench.report", **dict.fromkeys(CROSS_SECTIONS, WAGGLE_PACKAGE)}.get(suite) or SUITE_PACKAGE_OF[suite]
+        package = {"": "hivebench.report", **CROSS_SECTION_PACKAGES}.get(suite) or SUITE_PACKAGE_OF[suite]
         caption = caption_file(package, file)
         return report(path, caption=str(caption), category="{study}", subcategory=stem)
     return path

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,15 +19,21 @@ import yaml
 
 from hivebench.cells import study_blocks
 from hivebench.config import ConfigError, validate
+from hivebench.contrasts import contrast_pairs
 from hivebench.engine.block import Block, GraphBlock
+from hivebench.engine.jobs import summary_row
 from hivebench.engine.loop import play_block
 from hivebench.engine.media import exchange
 from hivebench.engine.media.neighbours import NeighbourMessages
 from hivebench.engine.media.outbox import Outbox
 from hivebench.engine.media.radius import RadiusBroadcast
 from hivebench.engine.writer import write_episode
+from hivebench.ids import digest
 from hivebench.paths import cell_files, cell_path, table_fields
+from hivebench.perturb import axis, resolved
+from hivebench.perturb.report import render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
+from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
 from hivebench.suites.silobench.exchange import ShardTexts
@@ -260,3 +267,48 @@ def test_a_perturbed_arm_has_its_own_name_path_and_identity():
     assert cell_files(lossy)[-1].endswith(".transit.parquet") and not cell_files(plain)[-1].endswith("transit.parquet")
     assert lossy["perturbation"]["medium"] == settings(loss=0.3, delay=1, delay_max=2)
     assert {k: v for k, v in lossy.items() if k != "perturbation"} == plain
+
+
+def test_an_arm_that_moves_one_setting_lies_on_its_axis():
+    assert axis(resolved("x", {"medium": settings(loss=0.3)})) == ("message loss", 0.3)
+    assert axis(resolved("x", {"medium": settings(delay=2)})) == ("message delay (rounds)", 2)
+    assert axis(resolved("x", PERTURBATIONS["crash"])) == ("crash fraction from round 2", 0.25)
+    assert axis(resolved("x", PERTURBATIONS["sleepy"])) == ("agents active per round", 3)
+    assert axis(resolved("x", PERTURBATIONS["lossy"])) is None  # loss and delay at once: a point of its own
+    both = {**PERTURBATIONS["crash"], **PERTURBATIONS["sleepy"]}
+    assert axis(resolved("x", both)) is None
+
+
+def test_contrasts_set_methods_against_the_reference_under_each_perturbation_and_arms_against_their_method():
+    methods = ["nocomm", "fixedswarm", "nocomm+loss", "fixedswarm+loss", "fixedswarm+crash"]
+    assert contrast_pairs(methods, {"reference": "nocomm"}) == [
+        ("fixedswarm", "nocomm"),
+        ("fixedswarm+loss", "nocomm+loss"),
+        ("nocomm+loss", "nocomm"),
+        ("fixedswarm+loss", "fixedswarm"),
+        ("fixedswarm+crash", "fixedswarm"),
+    ]
+    assert contrast_pairs(["a", "b"], {"reference": "a"}) == [("b", "a")]  # an unperturbed study as before
+
+
+def test_the_robustness_section_sets_each_arm_against_its_method_seed_by_seed(tmp_path):
+    config = study("silo", ["distributed"], 6, ["none", "lossy", "crash"], seeds=4)
+    rows = []
+    for cells in blocks(config).values():
+        rows += [summary_row(c, digest(c), r.summary) for c, r in zip(cells, play_block(cells))]
+    episodes = pd.DataFrame(rows)
+    table = robustness_table(episodes, 1000, 0.95, 0)
+    crash = table[(table.perturbation == "crash") & (table.population == "all")].iloc[0]
+    assert (crash.method, crash.axis, crash.strength, crash.n_units) == (
+        "distributed",
+        "crash fraction from round 2",
+        0.25,
+        4,  # the study's first task (I-09), four seeds
+    )
+    wide = episodes.pivot_table(index=["task", "seed"], columns="method", values="exact")
+    expected = (wide["distributed+crash"] - wide["distributed"]).groupby("task").mean().mean()  # tasks weigh alike
+    assert crash.estimate == pytest.approx(expected) and crash.lo <= crash.estimate <= crash.hi
+    assert table[table.perturbation == "lossy"].axis.eq("").all()  # two settings at once: no curve
+    html = render(Section(episodes, tmp_path, "robustness/", 1000, 0.95, 0, {}, None))
+    assert "<h2>Robustness</h2>" in html and (tmp_path / "curves.png").stat().st_size > 1000
+    assert pd.read_csv(tmp_path / "robustness.csv").shape[0] == len(table)

@@ -19,7 +19,7 @@ from hivebench import __version__
 from hivebench.anchors import AnchorError
 from hivebench.config import ConfigError, load
 from hivebench.models import BackendError
-from hivebench.report import MATRIX_SECTION, WAGGLE_SECTION
+from hivebench.report import MATRIX_SECTION, ROBUSTNESS_SECTION, WAGGLE_SECTION
 from hivebench.suite import PluginError, TaskParamError
 from hivebench.view import EpisodeError
 
@@ -313,6 +313,10 @@ def render_section(episodes: Any, suite: str, folder: Path, args: argparse.Names
         from hivebench.waggle.study.matrix import render
 
         mine = episodes
+    elif suite == ROBUSTNESS_SECTION:  # perturbed arms against their methods, over every suite
+        from hivebench.perturb.report import render
+
+        mine = episodes
     else:
         render = load(SUITE_OBJECTS[suite].report)
         mine = episodes[episodes["suite"] == suite].reset_index(drop=True)
@@ -352,6 +356,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     scores = pd.read_parquet(args.scores or results / "scores.parquet")
     contrasts = pd.read_parquet(args.contrasts or results / "contrasts.parquet")
     out = Path(args.out)
+    from hivebench.perturb.report import perturbed
     from hivebench.waggle.study.plays import episode_plays, has_tables
     from hivebench.waggle.study.report import on_runtime
 
@@ -360,6 +365,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         suites.append(WAGGLE_SECTION)
     if has_tables(episode_plays(episodes)):
         suites.append(MATRIX_SECTION)
+    if perturbed(episodes):
+        suites.append(ROBUSTNESS_SECTION)
     if not args.only_page:
         for suite in suites:
             print(render_section(episodes, suite, out / suite, args))
@@ -693,8 +700,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--suite",
         required=True,
-        help=f"the suite (its episodes are the rows with this suite), {WAGGLE_SECTION} (the Waggle runtime) "
-        f"or {MATRIX_SECTION} (the Waggle matrix's comparisons)",
+        help=f"the suite (its episodes are the rows with this suite), {WAGGLE_SECTION} (the Waggle runtime), "
+        f"{MATRIX_SECTION} (the Waggle matrix's comparisons) or {ROBUSTNESS_SECTION} (perturbed arms)",
     )
     p.set_defaults(func=cmd_report_section)
 

@@ -22,6 +22,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
 from hivebench.method import CLASSICAL_TASKS_PER_JOB, JOB_KEYS
+from hivebench.perturb import ARM_JOIN, arm
 from hivebench.perturb import resolved as resolved_perturbation
 from hivebench.suite import PluginError
 
@@ -1167,9 +1168,10 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
     named = ([contrasts["reference"]] if "reference" in contrasts else []) + [
         m for pair in contrasts.get("pairs", []) for m in pair
     ]
+    arms = [arm(m, None if p == "none" else p) for p in study["perturbations"] for m in study["methods"]]
     for name in dict.fromkeys(named):
-        if name not in study["methods"]:
-            yield f"{where}: {name!r} is not one of this study's methods ({', '.join(study['methods'])})"
+        if name not in arms:
+            yield f"{where}: {name!r} is not one of this study's methods or arms ({', '.join(arms)})"
     for i, (a, b) in enumerate(contrasts.get("pairs", [])):
         if a == b:
             yield f"{where}.pairs[{i}]: a method contrasted with itself ({a!r}) is zero by construction"
@@ -1177,7 +1179,7 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
     reference = contrasts.get("reference", study["methods"][0])
     pairs = contrasts.get("pairs") or [(m, reference) for m in study["methods"] if m != reference]
     for a, b in pairs:
-        labels = [sorted(methods.get(m, {}).get("replicates", ())) for m in (a, b)]
+        labels = [sorted(methods.get(m.partition(ARM_JOIN)[0], {}).get("replicates", ())) for m in (a, b)]
         if all(labels) and labels[0] != labels[1]:
             yield (
                 f"{where}: {a!r} and {b!r} both have replicates, with other labels ({', '.join(labels[0])} "

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from hivebench.anchors import Anchors, comparable
+from hivebench.perturb import ARM_JOIN, arm
 from hivebench.replicated import replicate_labels
 from hivebench.report.layout import rules_of
 from hivebench.stats import hierarchical_bootstrap, percentile_interval, stratified_bootstrap
@@ -59,10 +60,20 @@ def procedure(replicates: int, strata: str) -> str:
 
 
 def contrast_pairs(methods: list[str], spec: dict[str, Any]) -> list[tuple[str, str]]:
-    """(A, B) pairs for A − B: explicit `pairs`, or every method against `reference`."""
+    """(A, B) pairs for A − B: explicit `pairs`, or every method against `reference`. Where the study
+    has perturbed arms (`<method>+<perturbation>`, hivebench.perturb), a method is set against the
+    reference under the same perturbation, then every perturbed arm against its unperturbed method."""
     if "pairs" in spec:
         return [(a, b) for a, b in spec["pairs"]]
-    return [(m, spec["reference"]) for m in methods if m != spec["reference"]]
+    pairs = []
+    for method in methods:
+        base, _, perturbation = method.partition(ARM_JOIN)
+        reference = arm(spec["reference"], perturbation or None)
+        if base != spec["reference"] and (not perturbation or reference in methods):
+            pairs.append((method, reference))
+    return pairs + [
+        (m, m.partition(ARM_JOIN)[0]) for m in methods if ARM_JOIN in m and m.partition(ARM_JOIN)[0] in methods
+    ]
 
 
 def replicate_pairs(a: str, a_labels: list[str], b: str, b_labels: list[str]) -> list[tuple[str, str]]:

@@ -14,11 +14,18 @@ from hivebench.engine.loop import play_block
 from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.paths import cell_files, cell_path, table_fields
+from hivebench.perturb import axis
 from hivebench.store import reap_temps, verified_summary, write_atomic
 
 
 def summary_row(cell: dict[str, Any], cell_hash: str, summary: dict[str, Any]) -> dict[str, Any]:
-    return {**table_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash, **summary}
+    """A cell's row of its study's episodes table: its fields, its perturbation's axis and strength
+    where it has one (the report's robustness curves), its summary."""
+    row = {**table_fields(cell), "seed": cell["seed"], "cell_hash": cell_hash}
+    if "perturbation" in cell:
+        placed = axis(cell["perturbation"])
+        row["perturbation_axis"], row["strength"] = (placed[0], float(placed[1])) if placed else ("", None)
+    return {**row, **summary}
 
 
 def run_job(spec: dict[str, Any], summary_path: str | Path) -> int:

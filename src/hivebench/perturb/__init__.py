@@ -41,6 +41,37 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "version": VERSION, **parts}
 
 
+# Each sweepable setting: its axis in the report's robustness curves, and where the unperturbed arm
+# lies on it (None: at the population, `activation.count`).
+AXES = {
+    ("medium", "loss"): ("message loss", 0),
+    ("medium", "delay"): ("message delay (rounds)", 0),
+    ("medium", "duplicate"): ("message duplication", 0),
+    ("activation", "probability"): ("activation probability", 1),
+    ("activation", "count"): ("agents active per round", None),
+}
+MEDIUM_DEFAULTS = {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False}
+
+
+def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
+    """The one setting a perturbation (as a cell holds it) moves away from the unperturbed run, as
+    (axis, strength): `message loss`, 0.3; `crash fraction from round 0`, 0.25; None where it moves
+    several (its arm is a point of its own)."""
+    parts = [key for key in ("medium", "faults", "activation") if key in perturbation]
+    if len(parts) != 1:
+        return None
+    part = perturbation[parts[0]]
+    if parts[0] == "faults":
+        return f"{part['kind']} fraction from round {part['onset']}", part["fraction"]
+    if parts[0] == "activation":
+        (setting, value), *_ = part.items()
+        return AXES[("activation", setting)][0], value
+    moved = [key for key, value in part.items() if key != "unit" and value != MEDIUM_DEFAULTS.get(key)]
+    if len(moved) != 1 or ("medium", moved[0]) not in AXES:
+        return None
+    return AXES[("medium", moved[0])][0], part[moved[0]]
+
+
 def side_tables(perturbation: dict[str, Any] | None) -> tuple[str, ...]:
     """The side tables a perturbation adds to a cell: `transit`, each message its medium changed."""
     return ("transit",) if perturbation is not None and "medium" in perturbation else ()

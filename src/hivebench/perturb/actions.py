@@ -29,6 +29,8 @@ def merge(actions: Any, other: Any, mask: np.ndarray) -> Any:
 def _merged(a: Any, b: Any, mask: np.ndarray) -> Any:
     if a is None and b is None:
         return None
+    if a is None and _silent(b, mask):  # nobody outside the mask says anything, nor anybody in it
+        return None
     if a is None or b is None:
         present = b if a is None else a
         nothing = _nothing(present, len(mask))
@@ -62,6 +64,17 @@ def _nothing(like: Any, agents: int) -> Any:
     if isinstance(like, np.ndarray) and like.dtype.kind in "bO":  # flags (False) or objects (None)
         return np.zeros(like.shape, dtype=like.dtype) if like.dtype.kind == "b" else np.full(like.shape, None)
     raise TypeError(f"cannot combine None with {type(like).__name__} actions agent by agent")
+
+
+def _silent(x: Any, mask: np.ndarray) -> bool:
+    """Whether `x` holds nothing for the agents of `mask` (no message from them, no entry)."""
+    if isinstance(x, (Outbox, exchange.Outbox)):
+        return not mask[x.sender].any()
+    if isinstance(x, pa.Array):
+        return x.filter(pa.array(mask)).null_count == int(mask.sum())
+    if isinstance(x, (list, tuple)):
+        return all(value is None for value, m in zip(x, mask.tolist()) if m)
+    return False
 
 
 def _merged_rows(a: Any, b: Any, mask: np.ndarray) -> Any:

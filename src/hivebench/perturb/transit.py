@@ -18,6 +18,8 @@ receiver (-1: a lost store write), its fate and the round at whose start it arri
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -56,7 +58,8 @@ class UnreliableMedium:
             )
         self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder")}
         self.now = 0  # the round whose messages the next delivery brings
-        self.fates: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None  # this round's messages: keys, fate draws
+        # this round's messages: sender, receiver, (lost, delay, duplicated)
+        self.fates: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
         self.held: list[tuple[int, inboxes.Inbox]] = []  # (due round, deliveries), in the order held
         self.events: list[tuple[np.ndarray, ...]] = []  # (step, sender, receiver, fate, arrival) arrays
         self.received: list[tuple[int, np.ndarray]] = []  # (round, receivers) of each delivery made
@@ -67,7 +70,7 @@ class UnreliableMedium:
             self._record(step, outbox.sender[lost], np.full(int(lost.sum()), -1), LOST, -1)
             outbox = outbox.take(np.flatnonzero(~lost))
         elif self.per_message:  # a message's fate, drawn as it is sent; its deliveries find it by sender and receiver
-            self.fates = (_keys(outbox.sender, outbox.receiver, self.block.agents), self._fates(outbox.sender))
+            self.fates = (outbox.sender, outbox.receiver, self._fates(outbox.sender))
         self.inner.send(step, outbox)
 
     def deliver(self, where: Any = None) -> Any:
@@ -86,8 +89,10 @@ class UnreliableMedium:
 
     def _delivered(self, step: int, inbox: Any, sender: np.ndarray, receiver: np.ndarray) -> Any:
         """This round's deliveries that arrive now; the others recorded, the late ones held."""
-        if self.per_message and self.fates is not None:
-            keys, draws = self.fates
+        if self.per_message and self.fates is not None and sender is self.fates[0] and receiver is self.fates[1]:
+            lost, delay, doubled = self.fates[2]  # the outbox itself delivered (named neighbour messages)
+        elif self.per_message and self.fates is not None:
+            keys, draws = _keys(self.fates[0], self.fates[1], self.block.agents), self.fates[2]
             own = _find(keys, _keys(sender, receiver, self.block.agents))
             broadcast = own < 0  # a delivery of a message sent to whoever the medium reaches (receiver -1)
             own[broadcast] = _find(keys, _keys(sender[broadcast], np.full(int(broadcast.sum()), -1), self.block.agents))
@@ -151,33 +156,46 @@ class UnreliableMedium:
         return traffic
 
     def counts(self, episode: int) -> dict[str, int]:
-        fate = self._events()[3]
-        mine = self._events()[1] // self.block.n == episode
         return {
             **self.inner.counts(episode),
-            **{f"{name}_messages": int(np.count_nonzero(mine & (fate == i))) for i, name in enumerate(FATES)},
+            **{f"{fate}_messages": int(self._log.counts[episode, i]) for i, fate in enumerate(FATES)},
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
-        step, sender, receiver, fate, arrival = self._events()
-        mine = sender // self.block.n == episode
-        base = episode * self.block.n
-        transit = pa.table(
+        log = self._log
+        return {
+            **self.inner.tables(episode),
+            "transit": log.table.slice(log.bounds[episode], log.bounds[episode + 1] - log.bounds[episode]),
+        }
+
+    @cached_property
+    def _log(self) -> Log:
+        """What the medium changed, once the block has ended: one table, sorted by episode."""
+        columns = [np.concatenate(c) for c in zip(*self.events)] if self.events else [np.zeros(0, np.int64)] * 5
+        step, sender, receiver, fate, arrival = columns
+        episode = sender // self.block.n
+        order = np.argsort(episode, kind="stable")
+        base = (episode * self.block.n)[order]
+        table = pa.table(
             [
-                step[mine].astype(np.int32),
-                (sender[mine] - base).astype(np.int32),
-                np.where(receiver[mine] < 0, -1, receiver[mine] - base).astype(np.int32),
-                pa.DictionaryArray.from_arrays(pa.array(fate[mine].astype(np.int8)), pa.array(FATES)),
-                arrival[mine].astype(np.int32),
+                step[order].astype(np.int32),
+                (sender[order] - base).astype(np.int32),
+                np.where(receiver[order] < 0, -1, receiver[order] - base).astype(np.int32),
+                pa.DictionaryArray.from_arrays(pa.array(fate[order].astype(np.int8)), pa.array(FATES)),
+                arrival[order].astype(np.int32),
             ],
             schema=TRANSIT_SCHEMA,
         )
-        return {**self.inner.tables(episode), "transit": transit}
+        counts = np.zeros((self.block.episodes, len(FATES)), dtype=np.int64)
+        np.add.at(counts, (episode, fate), 1)
+        return Log(table, np.searchsorted(episode[order], np.arange(self.block.episodes + 1)), counts)
 
-    def _events(self) -> tuple[np.ndarray, ...]:
-        if not self.events:
-            return tuple(np.zeros(0, dtype=np.int64) for _ in range(5))
-        return tuple(np.concatenate(column) for column in zip(*self.events))
+
+@dataclass(frozen=True)
+class Log:
+    table: pa.Table  # every changed delivery, by episode
+    bounds: np.ndarray  # (episodes + 1,) episode s's rows: bounds[s]..bounds[s + 1]
+    counts: np.ndarray  # (episodes, fates)
 
 
 def _find(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -3,11 +3,12 @@
 A study's report folder holds the files every study gets (scores, contrasts, index.html) and one
 subfolder per suite the study runs, with that suite's section (`Suite.report_files` and the HTML
 fragment `section.html` that index.html embeds), and one for each section across the suites that the
-study has (the Waggle runtime's, the Waggle matrix's: CROSS_SECTION_FILES).
+study has (the Waggle runtime's, the Waggle matrix's, robustness under perturbations:
+CROSS_SECTION_FILES).
 
 The captions of the csv tables and png charts (`snakemake --report`) lie beside the code that writes
-them: the common files' in this package's captions/, a suite's in its package's captions/ (the
-Waggle section's in hivebench/waggle/study/captions/), each <file stem>.rst.
+them: the common files' in this package's captions/, a suite's in its package's captions/ (a section
+across the suites in its CROSS_SECTION_PACKAGES's), each <file stem>.rst.
 """
 
 from __future__ import annotations
@@ -49,9 +50,22 @@ MATRIX_SECTION = "matrix"
 WAGGLE_PACKAGE = "hivebench.waggle.study"
 WAGGLE_TABLES = ("ladder", "modes", "counters", "intervention")
 MATRIX_TABLES = ("retention", "horizon", "effects")
+# The robustness section (hivebench.perturb.report), where a study has perturbed arms: a table and its curves.
+ROBUSTNESS_SECTION = "robustness"
+ROBUSTNESS_TABLE = "robustness"
+CURVES_CHART = "curves"
 CROSS_SECTION_FILES = {
-    name: tuple(f"{stem}.{suffix}" for stem in tables for suffix in ("csv", "md", "tex"))
-    for name, tables in ((WAGGLE_SECTION, WAGGLE_TABLES), (MATRIX_SECTION, MATRIX_TABLES))
+    name: tuple(f"{stem}.{suffix}" for stem in tables for suffix in ("csv", "md", "tex")) + charts
+    for name, tables, charts in (
+        (WAGGLE_SECTION, WAGGLE_TABLES, ()),
+        (MATRIX_SECTION, MATRIX_TABLES, ()),
+        (ROBUSTNESS_SECTION, (ROBUSTNESS_TABLE,), (f"{CURVES_CHART}.html", f"{CURVES_CHART}.png")),
+    )
+}
+CROSS_SECTION_PACKAGES = {
+    WAGGLE_SECTION: WAGGLE_PACKAGE,
+    MATRIX_SECTION: WAGGLE_PACKAGE,
+    ROBUSTNESS_SECTION: "hivebench.perturb",
 }
 
 

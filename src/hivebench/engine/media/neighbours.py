@@ -135,32 +135,39 @@ class NeighbourMessages:
         ):
             coded = Coded(self, dictionary)
             return [partial(coded.table, s) for s in range(self.block.episodes)], *coded.totals()
-        tables = [self._table(s) for s in range(self.block.episodes)]
-        chars = [pc.sum(t.column("size")).as_py() or 0 for t in tables]
-        return list(tables), np.array([t.num_rows for t in tables]), np.array(chars)
+        return self._tables()
 
-    def _table(self, episode: int) -> pa.Table:
-        n = self.block.n
-        parts = []
-        for step, outbox in self.sent:
-            if step <= self.last_round[episode]:
-                parts.append((step, outbox.take(np.flatnonzero(outbox.sender // n == episode))))
-        if not parts:
-            return MESSAGE_SCHEMA.empty_table()
-        text = pa.concat_arrays([o.texts() for _, o in parts])
-        size = pc.utf8_length(text)
-        if parts[0][1].text is None and len(text) and pc.max(size).as_py() > self.max_chars:
+    def _tables(self) -> tuple[list[Table], np.ndarray, np.ndarray]:
+        """Every message of the block as one table, cut into its episodes' (in their own agent indices)."""
+        n, episodes = self.block.n, self.block.episodes
+        if not self.sent:
+            empty = MESSAGE_SCHEMA.empty_table()
+            return [empty] * episodes, np.zeros(episodes, dtype=np.int64), np.zeros(episodes, dtype=np.int64)
+        step = np.concatenate([np.full(len(o.sender), t, dtype=np.int32) for t, o in self.sent])
+        sender = np.concatenate([o.sender for _, o in self.sent])
+        receiver = np.concatenate([o.receiver for _, o in self.sent])
+        text = pa.concat_arrays([o.texts() for _, o in self.sent])
+        size = pc.utf8_length(text).to_numpy(zero_copy_only=False).astype(np.int32)
+        episode = sender // n
+        kept = step <= self.last_round[episode]  # an ended episode's messages are not its record
+        if self.sent[0][1].text is None and kept.any() and size[kept].max() > self.max_chars:
             raise ValueError(f"a classical message is longer than the cap of {self.max_chars} characters")
-        base = episode * n
-        return pa.table(
+        order = np.flatnonzero(kept)[np.argsort(episode[kept], kind="stable")]  # by episode, then as sent
+        bounds = np.searchsorted(episode[order], np.arange(episodes + 1))
+        base = (episode * n)[order]
+        table = pa.table(
             {
-                "step": np.concatenate([np.full(len(o.sender), step, dtype=np.int32) for step, o in parts]),
-                "sender": (np.concatenate([o.sender for _, o in parts]) - base).astype(np.int32),
-                "receiver": (np.concatenate([o.receiver for _, o in parts]) - base).astype(np.int32),
-                "size": size.cast(pa.int32()),
-                "text": text,
-            }
+                "step": step[order],
+                "sender": (sender[order] - base).astype(np.int32),
+                "receiver": (receiver[order] - base).astype(np.int32),
+                "size": size[order],
+                "text": text.take(pa.array(order)),
+            },
+            schema=MESSAGE_SCHEMA,
         )
+        tables = [table.slice(lo, hi - lo) for lo, hi in zip(bounds[:-1], bounds[1:])]
+        chars = np.bincount(episode[order], weights=size[order], minlength=episodes).astype(np.int64)
+        return tables, np.diff(bounds), chars
 
 
 class Coded:

@@ -145,8 +145,11 @@ class NetView:
         answers = [None if r is None or not views.final(v) else r["answer"] for v, r in enumerate(replies)]
         sender, receiver, texts = [], [], []
         for v, reply in enumerate(replies):
+            messages = (reply or {}).get("messages")
+            if not messages:  # a fallback (or a silent agent) sends nothing
+                continue
             index = {views.block.names[u]: u for u in views.block.neighbours(v)}
-            for name, text in (reply or {}).get("messages", {}).items():
+            for name, text in messages.items():
                 sender.append(v)
                 receiver.append(index[name])
                 texts.append(text)
