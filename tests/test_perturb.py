@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -312,3 +313,59 @@ def test_the_robustness_section_sets_each_arm_against_its_method_seed_by_seed(tm
     html = render(Section(episodes, tmp_path, "robustness/", 1000, 0.95, 0, {}, None))
     assert "<h2>Robustness</h2>" in html and (tmp_path / "curves.png").stat().st_size > 1000
     assert pd.read_csv(tmp_path / "robustness.csv").shape[0] == len(table)
+
+
+def mixed_study(tmp_path: Path, members: dict[str, Any], task: str, n: int, seeds: int = 3, **methods: Any):
+    config = copy.deepcopy(default_config())
+    config["methods"].update(methods, mix={"kind": "mixed", "members": members})
+    config["perturbations"] = PERTURBATIONS
+    config["studies"] = {"t": {"tasks": [task], "methods": ["mix", *members], "seeds": seeds, "populations": [n]}}
+    source = tmp_path / "config.yaml"
+    source.write_text(yaml.safe_dump(config))
+    return {
+        b.shared["method"]["name"]: list(b.cells()) for b in study_blocks(validate(config, str(source)), "t", tmp_path)
+    }
+
+
+@pytest.mark.parametrize(
+    "task, method, n", [("cycle", "soft_fp", 5), ("coloring-ws", "distributed", 8), ("silo-waggle", "nativemsg", 8)]
+)
+def test_a_mixed_population_of_one_method_plays_as_that_method(task, method, n, tmp_path):
+    cells = mixed_study(tmp_path, {method: 1}, task, n)
+    for mixed, alone in zip(play_block(cells["mix"]), play_block(cells[method])):
+        assert set(mixed.agents.pop("member").to_pylist()) == {method}
+        records_equal(mixed, alone)
+
+
+def test_a_mixed_population_deals_its_shares_from_the_seed_and_a_model_member_asks_only_its_agents(tmp_path):
+    steps, model_agents = 15, 2  # C5: 40% of 5 agents
+    (tmp_path / "replies.jsonl").write_text(json.dumps({"color": 1, "notes": "one"}) + "\n")
+    scripted = {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", "notes_chars": 60, "max_tokens": 64}
+    cells = mixed_study(tmp_path, {"model": 0.4, "soft_fp": 0.6}, "cycle", 5, seeds=4, model=scripted)
+    with pytest.raises(Exception, match="replies"):  # one reply: the member runs out in its first round of two agents
+        play_block(cells["mix"][:1])
+    (tmp_path / "replies.jsonl").write_text((json.dumps({"color": 1, "notes": "one"}) + "\n") * steps * model_agents)
+    records = play_block(cells["mix"])
+    deals = []
+    for record in records:
+        agents = pa.table(record.agents).to_pandas()
+        members = agents[agents.step == 0].set_index("agent").member
+        assert sorted(members) == ["model", "model", "soft_fp", "soft_fp", "soft_fp"]
+        asked = agents[agents.step > 0].dropna(subset=["decision"])
+        assert set(asked.agent) == set(members[members == "model"].index)  # its two agents, every round
+        assert len(asked) == steps * model_agents and (asked.color == 1).all()
+        deals.append(tuple(members))
+    assert len(set(deals)) > 1  # drawn per seed
+    assert [tuple(pa.table(r.agents).to_pandas().query("step == 0").member) for r in play_block(cells["mix"])] == deals
+
+
+def test_the_config_names_what_is_wrong_with_a_mixed_population(tmp_path):
+    for members, problem in (
+        ({"soft_fp": 0.5, "greedy": 0.4}, "the shares sum to 0.9, not 1"),
+        ({"soft_fp": [0, 1], "greedy": 0.5}, "give every member a share, or every member its agents"),
+        ({"soft_fp": [0, 1], "greedy": [1]}, "an agent is listed for two members"),
+        ({"soft_fp": 0.5, "nowhere": 0.5}, "members.nowhere: unknown method"),
+        ({"soft_fp": 0.5, "distributed": 0.5}, "members.distributed: kind distributed does not run suite loopbench"),
+    ):
+        with pytest.raises(ConfigError, match=re.escape(problem)):
+            mixed_study(tmp_path, members, "cycle", 5)

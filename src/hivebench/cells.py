@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hivebench.agents.mixed import MIXED
 from hivebench.config import (
     Config,
     ConfigError,
@@ -208,6 +209,12 @@ def resolved_methods(config: Config, name: str, suite: str, base: Path) -> list[
     replicates, or (None, resolved method) for a method without."""
     method = config["methods"][name]
     impl = METHODS[method["kind"]].impl(suite)
+    if method["kind"] == MIXED:  # its members, each as it would run alone
+        members = [
+            {"method": resolved_methods(config, member, suite, base)[0][1], "share": share}
+            for member, share in method["members"].items()
+        ]
+        return [(None, {"name": name, "kind": MIXED, "version": impl.version, "params": {"members": members}})]
     return [
         (
             label,

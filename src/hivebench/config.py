@@ -655,6 +655,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
                     yield f"{where}.method_populations.{name}[{i}]: {n} is not one of the study's populations ({given})"
         yield from _contrast_problems(config, study_name)
         yield from _perturbation_problems(config, study_name)
+        yield from _mixed_problems(config, study_name)
         for task_name in study["tasks"]:
             if task_name not in config["tasks"]:
                 continue
@@ -720,6 +721,12 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     used = {m for study in config["studies"].values() for m in study["methods"]}
     used |= {c for viewset in config["viewsets"].values() for c in viewset["controllers"]}  # in no study, maybe
     used |= {corpus["teacher"] for corpus in config["corpora"].values()}
+    used |= {
+        m
+        for name in used & set(config["methods"])
+        if config["methods"][name]["kind"] == "mixed"
+        for m in config["methods"][name]["members"]
+    }
     for name in sorted(used & set(config["methods"])):
         yield from _method_problems(name, config["methods"][name], base)
 
@@ -744,6 +751,40 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
                         f"{where}[{i}]: perturbation {name!r} changes messages, and task {task_name!r} "
                         f"({task['kind']}) sends none"
                     )
+
+
+def _mixed_problems(config: Config, study_name: str) -> Iterator[str]:
+    """A study's mixed populations: members the config defines, each a method without replicates that
+    runs every suite of the study's tasks; shares that sum to 1, or lists with at most one `rest`."""
+    from hivebench.registry import METHODS, task_suite
+
+    study = config["studies"][study_name]
+    suites = {task_suite(config["tasks"][t]["kind"]) for t in study["tasks"] if t in config["tasks"]}
+    for name in study["methods"]:
+        method = config["methods"].get(name, {})
+        if method.get("kind") != "mixed":
+            continue
+        where = f"methods.{name}.members"
+        shares = list(method["members"].values())
+        lists = [s for s in shares if not isinstance(s, (int, float))]
+        if not lists and not math.isclose(sum(shares), 1.0, abs_tol=1e-9):
+            yield f"{where}: the shares sum to {sum(shares):g}, not 1"
+        if lists and len(lists) != len(shares):
+            yield f"{where}: give every member a share, or every member its agents (one may say rest)"
+        if shares.count("rest") > 1:
+            yield f"{where}: at most one member plays the rest"
+        listed = [a for s in lists if s != "rest" for a in s]
+        if len(listed) != len(set(listed)):
+            yield f"{where}: an agent is listed for two members"
+        for member in method["members"]:
+            entry = config["methods"].get(member)
+            if entry is None:
+                yield f"{where}.{member}: unknown method (defined: {', '.join(sorted(config['methods']))})"
+            elif entry["kind"] == "mixed" or "replicates" in entry:
+                yield f"{where}.{member}: a member is a method of one kind without replicates"
+            else:
+                for suite in sorted(suites - set(METHODS[entry["kind"]].impls)):
+                    yield f"{where}.{member}: kind {entry['kind']} does not run suite {suite} (study {study_name!r})"
 
 
 def _method_problems(name: str, method: dict[str, Any], base: Path) -> Iterator[str]:

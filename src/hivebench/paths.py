@@ -88,8 +88,18 @@ def cell_files(cell: dict[str, Any]) -> list[str]:
 
 def side_tables(cell: dict[str, Any]) -> tuple[str, ...]:
     """The side tables a cell writes: its task's, then its method's, then its perturbation's."""
-    method = METHODS[cell["method"]["kind"]].impl(cell["suite"]).tables
-    return task_kind(cell["task"]["kind"]).tables + method + perturb.side_tables(cell.get("perturbation"))
+    return (
+        task_kind(cell["task"]["kind"]).tables
+        + method_tables(cell["method"], cell["suite"])
+        + perturb.side_tables(cell.get("perturbation"))
+    )
+
+
+def method_tables(method: dict[str, Any], suite: str) -> tuple[str, ...]:
+    """The side tables a (resolved) method writes: its kind's, or a mixed population's members'."""
+    if "members" in method["params"] and method["kind"] == "mixed":
+        return tuple(dict.fromkeys(t for m in method["params"]["members"] for t in method_tables(m["method"], suite)))
+    return METHODS[method["kind"]].impl(suite).tables
 
 
 def calls_path(cell: dict[str, Any]) -> str:

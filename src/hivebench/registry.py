@@ -39,6 +39,7 @@ METHOD_PACKAGES: dict[str, str] = {
     "waggle": "hivebench.agents.waggle",
     "scripted_controller": "hivebench.agents.scripted_controller",
     "swarmsys": "hivebench.agents.swarmsys",
+    "mixed": "hivebench.agents.mixed",
 }
 # Schema fragments that several methods' fragments refer to (owner -> package)
 SHARED_SCHEMAS: dict[str, str] = {"the Waggle runtime": "hivebench.waggle.runtime"}

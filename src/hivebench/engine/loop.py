@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hivebench.agents.mixed import MIXED
+from hivebench.agents.mixed.policy import add_members, mixed_policy
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.models.scripted import RepliesError
 from hivebench.paths import calls_path
@@ -16,28 +18,38 @@ from hivebench.suite import load
 
 
 def make_policy(
-    cells: list[dict[str, Any]], streams: Streams | None = None, target: Any = None, gate: Gate | None = None
+    cells: list[dict[str, Any]],
+    streams: Streams | None = None,
+    target: Any = None,
+    gate: Gate | None = None,
+    live: Any = None,
 ) -> Policy:
     """The cells' method as it runs their suite, with one random stream per cell (`streams`, made from
     their seeds unless given); a method that calls models also gets each cell's response cache, one
     that reads text the suite's text view, one on the Waggle runtime the suite's adapter. `target`: a
     policy class to build in the method's place, with what the method is given (a check's controller).
-    `gate`: the cells' faulty and sleeping agents (hivebench.perturb.agents), held to the idle action."""
+    `gate`: the cells' faulty and sleeping agents (hivebench.perturb.agents), held to the idle action;
+    `live`: who of the agents the method's view or adapter shows it as live (a mixed population's member:
+    its own agents). A mixed population builds each member's policy so (hivebench.agents.mixed)."""
     first = cells[0]
+    if first["method"]["kind"] == MIXED and target is None:
+        mixed = mixed_policy(cells, gate, make_policy)
+        return mixed if gate is None else GatedPolicy(mixed, gate, load(SUITE_OBJECTS[first["suite"]].text_view)())
+    live = live or gate
     impl = METHODS[first["method"]["kind"]].impl(first["suite"])
     extra: dict[str, Any] = {}
     if impl.calls_models:
         extra["cache_paths"] = [calls_path(cell) for cell in cells]
     text_view = load(SUITE_OBJECTS[first["suite"]].text_view)
     if impl.reads_text:
-        extra["view"] = text_view() if gate is None else GatedView(text_view(), gate)
+        extra["view"] = text_view() if live is None else GatedView(text_view(), live)
     if impl.adapted:
         adapter = SUITE_OBJECTS[first["suite"]].waggle
         if adapter is None:
             raise ValueError(
                 f"{first['method']['kind']} runs on the Waggle runtime, which has no adapter for {first['suite']}"
             )
-        extra["adapter"] = load(adapter)() if gate is None else GatedView(load(adapter)(), gate)
+        extra["adapter"] = load(adapter)() if live is None else GatedView(load(adapter)(), live)
     streams = streams or Streams([cell["seed"] for cell in cells], policy_stream(first))
     policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
@@ -72,6 +84,8 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
         raise RepliesError(f"{model_key(first)}: {exc}") from None
     if gate is not None:
         add_columns(records, gate)
+    if first["method"]["kind"] == MIXED:
+        add_members(records, cells)
     return records
 
 
