@@ -58,6 +58,8 @@ PERTURBATIONS = {
     "crash": {"faults": {"kind": "crash", "fraction": 0.25, "onset": 2}},
     "stuck": {"faults": {"kind": "stuck", "fraction": 0.25, "onset": 1}},
     "sleepy": {"activation": {"count": 3}},
+    "adv": {"faults": {"kind": "adversarial", "fraction": 0.25, "onset": 1}},
+    "rand": {"faults": {"kind": "random", "fraction": 0.25, "onset": 0}},
 }
 
 
@@ -369,3 +371,38 @@ def test_the_config_names_what_is_wrong_with_a_mixed_population(tmp_path):
     ):
         with pytest.raises(ConfigError, match=re.escape(problem)):
             mixed_study(tmp_path, members, "cycle", 5)
+
+
+@pytest.mark.parametrize("task", ["swarm-pursuit", "coloring-ws", "silo-waggle"])
+def test_the_waggle_validator_refuses_every_trace_an_adversary_forges(task):
+    cells = blocks(study(task, ["fixedswarm"], 8, ["none", "adv"], seeds=2))
+    for plain, forged in zip(play_block(cells[("fixedswarm", None)]), play_block(cells[("fixedswarm", "adv")])):
+        agents = pa.table(forged.agents).to_pandas()
+        adversaries = set(agents[agents.faulty].agent)
+        assert forged.summary["forged_traces"] > 0 and plain.summary["invalid_records"] == 0
+        # every forged trace refused, none written: what reached the field from an adversary after its
+        # onset is nothing it forged (its controller's own traces are replaced)
+        assert forged.summary["invalid_records"] == forged.summary["forged_traces"]
+        traces = forged.table("traces").to_pandas()
+        assert traces[traces.writer.isin(adversaries) & (traces.step >= 1)].empty
+
+
+def test_agentsnet_adversaries_claim_leadership_and_random_agents_answer_among_their_options():
+    cells = blocks(study("leader_election-ws", ["distributed"], 8, ["adv", "rand"], seeds=[4]))
+    adversarial, random = (play_block(cells[("distributed", p)])[0] for p in ("adv", "rand"))
+    agents = pa.table(adversarial.agents).to_pandas()
+    final = agents[agents.step == agents.step.max()]
+    assert (final[final.faulty].answer == "Yes").all() and adversarial.summary["score"] == 0  # two leaders
+    agents = pa.table(random.agents).to_pandas()
+    final = agents[agents.step == agents.step.max()]
+    assert final[final.faulty].answer.isin(["Yes", "No"]).all()
+    messages = random.table("messages").to_pandas()
+    assert messages[messages.sender.isin(final[final.faulty].agent)].empty  # a random agent's messages are empty: none
+
+
+def test_an_adversarial_fault_needs_its_suites_adversary_or_the_trace_field():
+    with pytest.raises(ConfigError, match="loopbench defines no adversary"):
+        study("cycle", ["greedy"], 5, ["adv"])
+    with pytest.raises(ConfigError, match="silobench defines no adversary"):
+        study("silo", ["distributed"], 6, ["adv"])
+    study("silo", ["fixedswarm"], 6, ["adv"])  # its agents forge traces

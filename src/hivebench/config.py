@@ -733,8 +733,9 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
 
 def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
     """A study's perturbations are the config's (or `none`); one that changes messages runs only tasks
-    whose agents send them (a task with a `messages` table)."""
-    from hivebench.registry import task_kind
+    whose agents send them (a task with a `messages` table), one with adversarial agents only suites
+    that define an adversary (or methods on the Waggle trace field, where they forge traces)."""
+    from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind, task_suite
 
     where = f"studies.{study_name}.perturbations"
     study = config["studies"][study_name]
@@ -743,14 +744,26 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
         if name != "none" and name not in defined:
             known = ", ".join(["none", *sorted(defined)])
             yield f"{where}[{i}]: unknown perturbation {name!r} (defined: {known})"
-        elif name != "none" and "medium" in resolved_perturbation(name, defined[name]):
-            for task_name in study["tasks"]:
-                task = config["tasks"].get(task_name)
-                if task is not None and "messages" not in task_kind(task["kind"]).tables:
-                    yield (
-                        f"{where}[{i}]: perturbation {name!r} changes messages, and task {task_name!r} "
-                        f"({task['kind']}) sends none"
-                    )
+            continue
+        parts = resolved_perturbation(name, defined[name]) if name != "none" else {}
+        for task_name in study["tasks"]:
+            task = config["tasks"].get(task_name)
+            if task is None:
+                continue
+            if "medium" in parts and "messages" not in task_kind(task["kind"]).tables:
+                yield (
+                    f"{where}[{i}]: perturbation {name!r} changes messages, and task {task_name!r} "
+                    f"({task['kind']}) sends none"
+                )
+            suite = task_suite(task["kind"])
+            if parts.get("faults", {}).get("kind") == "adversarial" and SUITE_OBJECTS[suite].adversary is None:
+                for method in study["methods"]:
+                    kind = config["methods"].get(method, {}).get("kind")
+                    if kind in METHODS and suite in METHODS[kind].impls and not METHODS[kind].impl(suite).adapted:
+                        yield (
+                            f"{where}[{i}]: perturbation {name!r} makes agents adversarial, and {suite} defines no "
+                            f"adversary (method {method!r} is not on the Waggle trace field either)"
+                        )
 
 
 def _mixed_problems(config: Config, study_name: str) -> Iterator[str]:

@@ -170,3 +170,6 @@ class Suite:
     # The suite's Waggle adapter class ("package.module:Name", hivebench.waggle.runtime.adapter.Adapter):
     # what the Waggle runtime and its controls need of it. None: they do not run it.
     waggle: str | None = None
+    # The suite's adversary ("package.module:Name", hivebench.perturb.agents.Adversary): what an agent of
+    # an `adversarial` fault does instead of its method. None: the suite has none.
+    adversary: str | None = None

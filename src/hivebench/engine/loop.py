@@ -15,6 +15,7 @@ from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.suite import load
+from hivebench.waggle.runtime.forger import Forger
 
 
 def make_policy(
@@ -54,7 +55,15 @@ def make_policy(
     policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
         raise TypeError(f"{target or impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
-    return policy if gate is None else GatedPolicy(policy, gate, text_view())
+    if gate is None:
+        return policy
+    adversary = forger = None
+    if gate.adversarial:
+        if SUITE_OBJECTS[first["suite"]].adversary is not None:
+            adversary = load(SUITE_OBJECTS[first["suite"]].adversary)(gate.streams.child("faults/adversary"))
+        if impl.adapted:  # on the Waggle runtime: forged traces on its field
+            forger = policy.forger = Forger(lambda: gate.now.adversarial, len(cells), first["population"])
+    return GatedPolicy(policy, gate, text_view(), adversary, forger)
 
 
 def policy_stream(cell: dict[str, Any]) -> str:

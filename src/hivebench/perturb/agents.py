@@ -11,7 +11,8 @@ classical policy decides for every agent at once, and the actions of those not a
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +20,26 @@ import pyarrow as pa
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.perturb.actions import merge
 from hivebench.seeding import Streams
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's agents that their method does not decide for, by what they do instead."""
+
+    idle: np.ndarray
+    stuck: np.ndarray
+    random: np.ndarray
+    adversarial: np.ndarray
+
+
+class Adversary(Protocol):
+    """A suite's adversary (`Suite.adversary`), built with the block's streams of it: what the agents
+    of an `adversarial` fault do instead of what their method decided."""
+
+    def __init__(self, streams: Streams) -> None: ...
+
+    def act(self, observation: Any, actions: Any, agents: np.ndarray) -> Any:
+        """`actions` with the agents of the mask `agents` acting adversarially."""
 
 
 class Gate:
@@ -37,24 +58,41 @@ class Gate:
             chosen = np.argsort(keys, axis=1, kind="stable")[:, :count]
             self.faulty[(chosen + n * np.arange(self.episodes)[:, None]).ravel()] = True
         self.wake = streams.child("activation")
+        self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
         self.acted: list[np.ndarray] = []  # per round, who acted
 
-    def next_round(self) -> tuple[np.ndarray, np.ndarray]:
-        """Start a round: (idle, stuck) masks, the agents held to the idle action and those repeating
-        their onset round's action; `acting` holds the others."""
+    def next_round(self) -> Round:
+        """Start a round: who takes the idle action, who repeats its onset round, who acts at random,
+        who is adversarial now; `acting` holds the agents their method decides for (an adversary among
+        them: it sees what its method would do)."""
         self.round += 1
         asleep = self._asleep()
+        kind = self.faults["kind"] if self.faults else None
         failed = self.faulty & (self.round >= self.faults["onset"]) if self.faults else np.zeros_like(self.faulty)
-        if self.faults and self.faults["kind"] == "stuck":  # acts in its onset round, then repeats that round
-            stuck = failed & (self.round > self.faults["onset"])
-            idle = asleep & ~stuck
+        none = np.zeros_like(failed)
+        if kind == "stuck":  # it acts in its onset round, then repeats that round
+            now = Round(
+                asleep & ~(failed & (self.round > self.faults["onset"])),
+                failed & (self.round > self.faults["onset"]),
+                none,
+                none,
+            )
+        elif kind == "random":
+            now = Round(asleep & ~failed, none, failed, none)
+        elif kind == "adversarial":  # awake or not: an adversary does not sleep
+            now = Round(asleep & ~failed, none, none, failed)
         else:
-            stuck, idle = np.zeros_like(failed), asleep | failed
-        self.acting = ~(idle | stuck)
+            now = Round(asleep | failed, none, none, none)
+        self.acting = ~(now.idle | now.stuck | now.random)
         self.acted.append(self.acting)
-        return idle, stuck
+        self.now = now
+        return now
+
+    @property
+    def adversarial(self) -> bool:
+        return bool(self.faults) and self.faults["kind"] == "adversarial"
 
     def _asleep(self) -> np.ndarray:
         if not self.activation:
@@ -103,32 +141,74 @@ class GatedView:
 
 
 class GatedPolicy(Policy):
-    """The method's policy, with each round's idle agents held to `view`'s fallback and stuck ones
-    repeating their onset round's actions."""
+    """The method's policy, with each round's idle agents held to `view`'s fallback, stuck ones
+    repeating their onset round's actions, random ones replying at random within `view`'s reply
+    schema and adversarial ones acting as the suite's `adversary` has them."""
 
-    def __init__(self, inner: Policy, gate: Gate, view: Any):
-        self.inner, self.gate, self.view = inner, gate, view
+    def __init__(self, inner: Policy, gate: Gate, view: Any, adversary: Adversary | None = None, forger: Any = None):
+        self.inner, self.gate, self.view, self.adversary, self.forger = inner, gate, view, adversary, forger
         self.onset_actions: Any = None
+        self.dice = gate.streams.child("faults/random")
 
     def decide(self, observation: Any) -> Any:
-        idle, stuck = self.gate.next_round()
+        now = self.gate.next_round()
         actions = self.inner.decide(observation)
-        if idle.any():
-            actions = merge(actions, self.view.actions(observation, [None] * len(idle)), idle)
+        if now.idle.any():
+            actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:
             self.onset_actions = actions
-        if stuck.any():
-            actions = merge(actions, self.onset_actions, stuck)
+        if now.stuck.any():
+            actions = merge(actions, self.onset_actions, now.stuck)
+        if now.random.any():
+            actions = merge(actions, self._random(observation, now.random), now.random)
+        if now.adversarial.any() and self.adversary is not None:
+            actions = self.adversary.act(observation, actions, now.adversarial)
         return actions
+
+    def _random(self, observation: Any, agents: np.ndarray) -> Any:
+        """Every agent's actions from a reply drawn uniformly within its reply schema (one draw per
+        agent and field, whoever is random, so the stream advances alike every round)."""
+        draws = self.dice.random((len(agents), RANDOM_FIELDS))
+        replies = [
+            random_reply(self.view.reply_schema(observation, agent), draws[agent]) if agents[agent] else None
+            for agent in range(len(agents))
+        ]
+        return self.view.actions(observation, replies)
 
     def columns(self, episode: int) -> dict[str, Any]:
         return self.inner.columns(episode)
 
     def summary(self, episode: int) -> dict[str, Any]:
-        return {**self.inner.summary(episode), **self.gate.summary(episode)}
+        forged = {} if self.forger is None else self.forger.summary(episode)
+        return {**self.inner.summary(episode), **self.gate.summary(episode), **forged}
 
     def tables(self, episode: int) -> dict[str, pa.Table | Any]:
         return self.inner.tables(episode)
+
+
+RANDOM_FIELDS = 4  # a reply's fields drawn for (no suite's reply has more)
+
+
+def random_reply(schema: dict[str, Any], draws: np.ndarray) -> dict[str, Any] | None:
+    """A reply drawn uniformly within a reply schema's fields: an enum's values, an integer's range, a
+    boolean; a text, an object or a list left empty (no message, no write). None (the fallback) where a
+    field is none of these (a free JSON answer)."""
+    reply: dict[str, Any] = {}
+    for (name, field), u in zip(schema.items(), draws.tolist()):
+        if "enum" in field:
+            reply[name] = field["enum"][int(u * len(field["enum"]))]
+        elif field.get("type") == "integer":
+            reply[name] = field["minimum"] + int(u * (field["maximum"] - field["minimum"] + 1))
+        elif field.get("type") == "boolean":
+            reply[name] = u < 0.5
+        elif field.get("type") in EMPTY:
+            reply[name] = EMPTY[field["type"]]
+        else:
+            return None
+    return reply
+
+
+EMPTY: dict[str, Any] = {"string": "", "object": {}, "array": []}
 
 
 def add_columns(records: list[EpisodeRecord], gate: Gate) -> None:

@@ -98,4 +98,5 @@ SUITE = Suite(
     viewer=f"{PACKAGE}.view:scene",
     report_files=("agentsnet.csv", "agentsnet.md", "agentsnet.tex", "agentsnet_scaling.html", "agentsnet_scaling.png"),
     waggle=f"{PACKAGE}.waggle:NetAdapter",
+    adversary=f"{PACKAGE}.adversary:NetAdversary",
 )

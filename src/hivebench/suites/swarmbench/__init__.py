@@ -216,6 +216,7 @@ SUITE = Suite(
     viewer=f"{PACKAGE}.view:scene",
     report_cells=frame_cells,
     waggle=f"{PACKAGE}.waggle:SwarmAdapter",
+    adversary=f"{PACKAGE}.adversary:SwarmAdversary",
     anchor_column="swarm_task",
     anchored=AGGREGATE,
     report_files=(

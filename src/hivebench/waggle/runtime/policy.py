@@ -133,6 +133,8 @@ class WaggleRuntime(Policy):
     def field(self) -> bool:
         return self.medium == "field"
 
+    forger: Any = None  # set by a perturbation: adversarial agents' forged traces
+
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
         self.params, self.rng, self.adapter = params, rng, adapter
         self.block: Block | None = None
@@ -178,7 +180,10 @@ class WaggleRuntime(Policy):
         if self.intervened(context):  # traces written before the counterevidence, still held
             context.count("stale_traces_held", incident.receiver[incident.rows[:, WRITTEN] < self.intervention])
         self._reopen(context)
-        admitted = self._admit(context, self._formal(context, self.draft(context)))
+        decisions = self._formal(context, self.draft(context))
+        if self.forger is not None:  # an adversary's forged traces (hivebench.waggle.runtime.forger)
+            decisions = self.forger.forge(context, decisions)
+        admitted = self._admit(context, decisions)
         action = self._compile(context, admitted.decisions)
         self._commit(context, admitted.decisions)
         live = context.live
