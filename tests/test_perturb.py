@@ -38,6 +38,8 @@ from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
 from hivebench.suites.silobench.exchange import ShardTexts
+from hivebench.view.episode import load as load_episode
+from hivebench.view.page import render as render_page
 from tests.test_media import graph
 
 CONFIG = Path(__file__).parents[1] / "config" / "config.yaml"
@@ -60,6 +62,10 @@ PERTURBATIONS = {
     "sleepy": {"activation": {"count": 3}},
     "adv": {"faults": {"kind": "adversarial", "fraction": 0.25, "onset": 1}},
     "rand": {"faults": {"kind": "random", "fraction": 0.25, "onset": 0}},
+    "lossy-crash": {
+        "medium": {"loss": 0.3, "delay": 1, "delay_max": 2},
+        "faults": {"kind": "crash", "fraction": 0.25, "onset": 2},
+    },
 }
 
 
@@ -406,3 +412,27 @@ def test_an_adversarial_fault_needs_its_suites_adversary_or_the_trace_field():
     with pytest.raises(ConfigError, match="silobench defines no adversary"):
         study("silo", ["distributed"], 6, ["adv"])
     study("silo", ["fixedswarm"], 6, ["adv"])  # its agents forge traces
+
+
+def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(tmp_path):
+    import altair as alt
+
+    (cell,) = blocks(study("coloring-ws", ["distributed"], 8, ["lossy-crash"], seeds=[1]))[
+        ("distributed", "lossy-crash")
+    ]
+    path = tmp_path / "s1.parquet"
+    write_episode(cell, path)
+    page = render_page(load_episode(path), tmp_path / "s1.html").read_text(encoding="utf-8")
+    spec = json.loads(re.search(r'id="episode-spec">(.*?)</script>', page, re.DOTALL).group(1))
+    alt.HConcatChart.from_dict(spec, validate=True)
+    transit = pq.read_table(tmp_path / "s1.transit.parquet").to_pandas()
+    kinds = {row["kind"] for row in spec["datasets"]["links"]}
+    assert {"messages", "lost", "delayed"} <= kinds
+    lost = [row for row in spec["datasets"]["links"] if row["kind"] == "lost"]
+    assert len(lost) == (transit.fate == "lost").sum()
+    agents = pq.read_table(path).to_pandas()
+    faulty = agents[agents.faulty]
+    flagged = [row for row in spec["datasets"]["flags"] if row["flag"] == "faulty"]
+    assert len(flagged) == len(faulty) == 2 * (agents.step.max() + 1)
+    idle = [row for row in spec["datasets"]["flags"] if row["flag"] == "did not act"]
+    assert len(idle) == (~agents.acted & (agents.step > 0)).sum() > 0

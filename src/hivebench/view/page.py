@@ -74,13 +74,31 @@ def links(scene: Scene, episode: Episode) -> pd.DataFrame:
             continue
         rows = table[["step", sender]].rename(columns={sender: "agent"})
         rows["to"] = table["receiver"] if "receiver" in table else -1
+        # a perturbed medium's deliveries (hivebench.perturb.transit) by their fate: lost, delayed, ...
+        rows["kind"] = table["fate"].astype(str) if "fate" in table else name
         drawn = rows.merge(places, on=["step", "agent"]).merge(
             places.rename(columns={"agent": "to", "x": "x2", "y": "y2"}), on=["step", "to"], how="left"
         )
-        parts.append(drawn.assign(kind=name)[["step", "x", "y", "x2", "y2", "kind"]])
+        parts.append(drawn[["step", "x", "y", "x2", "y2", "kind"]])
     return (
         pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["step", "x", "y", "x2", "y2", "kind"])
     )
+
+
+def flags(scene: Scene, episode: Episode) -> pd.DataFrame:
+    """The agents a perturbation marks at each state (hivebench.perturb): `faulty`, and `did not act`
+    (asleep or failed in the round that led to the state), at their places."""
+    agents = episode.agents
+    marked = []
+    if "faulty" in agents:
+        marked.append(agents.loc[agents["faulty"].fillna(False).astype(bool), ["step", "agent"]].assign(flag="faulty"))
+    if "acted" in agents:
+        idle = ~agents["acted"].fillna(True).astype(bool) & (agents["step"] > 0)
+        marked.append(agents.loc[idle, ["step", "agent"]].assign(flag="did not act"))
+    if not marked:
+        return pd.DataFrame(columns=["step", "x", "y", "flag"])
+    places = scene.agents[["step", "agent", "x", "y"]]
+    return pd.concat(marked, ignore_index=True).merge(places, on=["step", "agent"])[["step", "x", "y", "flag"]]
 
 
 def columns_of(frame: pd.DataFrame) -> dict[str, list[Any]]:
@@ -133,7 +151,7 @@ def render(episode: Episode, out: str | Path, bundle: Path | None = None) -> Pat
     scene = scene_of(episode)
     lines = links(scene, episode)
     metrics = pd.concat([scene.metrics, model_measures(episode.agents)], ignore_index=True)
-    spec = vega_spec(scene, lines, metrics, episode.n)
+    spec = vega_spec(scene, lines, metrics, episode.n, flags(scene, episode))
     script = resources.files("hivebench.view").joinpath("viewer.js").read_text(encoding="utf-8")
     style = resources.files("hivebench.view").joinpath("viewer.css").read_text(encoding="utf-8")
     e = html.escape

@@ -15,6 +15,9 @@ METRIC_SIZE = (320, 80)  # each measure's chart
 LABELLED = 24  # agents are named on the drawing up to this population
 TILE_COLOURS = {"wall": "#555555", "food": "#2ca02c", "nest": "#ff7f0e", "prey": "#d62728", "box": "#8c564b"}
 LINK_COLOURS = ["#f58518", "#54a24b", "#b279a2"]  # messages, traces, ...
+# a perturbed medium's deliveries (hivebench.perturb.transit), each in its own colour
+FATE_COLOURS = {"lost": "#d62728", "delayed": "#17becf", "duplicated": "#9467bd"}
+FLAG_MARKS = {"faulty": "cross", "did not act": "square"}  # the agents a perturbation marks, by shape
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -35,9 +38,12 @@ def nominal(field: str, title: str, domain: list[Any], **scale: Any) -> dict[str
     return {"field": field, "type": "nominal", "title": title, "scale": {"domain": domain, **scale}}
 
 
-def scene_spec(scene: Scene, lines: pd.DataFrame, n: int, datasets: dict[str, Any]) -> dict[str, Any]:
+def scene_spec(
+    scene: Scene, lines: pd.DataFrame, n: int, datasets: dict[str, Any], flags: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """The contact structure at the shown state: edges, a grid's tiles, the round's messages, the
-    agents coloured by their state, the broadcasters ringed, and (up to LABELLED agents) their numbers."""
+    agents coloured by their state, the broadcasters ringed, the agents a perturbation marks (`flags`),
+    and (up to LABELLED agents) their numbers."""
     if scene.grid:
         bounds, reverse = [-0.5, scene.size - 0.5], True
         tile = (SCENE_PX / max(scene.size, 1)) ** 2
@@ -62,8 +68,10 @@ def scene_spec(scene: Scene, lines: pd.DataFrame, n: int, datasets: dict[str, An
     if len(pairs):
         datasets["links"] = records(pairs)
         kinds = sorted(pd.unique(pairs["kind"]).tolist())
+        others = iter(LINK_COLOURS)
+        colours = [FATE_COLOURS.get(kind) or next(others) for kind in kinds]
         drawn = {
-            "color": nominal("kind", "sent this round", kinds, range=LINK_COLOURS[: len(kinds)]),
+            "color": nominal("kind", "sent this round", kinds, range=colours),
             "strokeDash": nominal("kind", "sent this round", kinds),
         }
         layers.append(
@@ -85,6 +93,12 @@ def scene_spec(scene: Scene, lines: pd.DataFrame, n: int, datasets: dict[str, An
         datasets["broadcasts"] = records(broadcasts)
         ring = {"type": "point", "shape": "circle", "filled": False, "size": node * 2.2, "color": "#e45756"}
         layers.append(layer("broadcasts", {**ring, "strokeWidth": 2}, {"x": x, "y": y}))
+    if flags is not None and len(flags):
+        datasets["flags"] = records(flags)
+        kinds = [kind for kind in FLAG_MARKS if kind in set(flags["flag"])]
+        marked = {"x": x, "y": y, "shape": nominal("flag", "perturbed", kinds, range=[FLAG_MARKS[k] for k in kinds])}
+        mark = {"type": "point", "filled": False, "size": node * 1.6, "strokeWidth": 2, "color": "#222222"}
+        layers.append(layer("flags", mark, marked))
     if n <= LABELLED:
         text = {"x": x, "y": y, "text": {"field": "agent", "type": "quantitative"}}
         layers.append(layer("agents", {"type": "text", "dy": -14, "fontSize": 11}, text))
@@ -127,16 +141,18 @@ def metrics_spec(metrics: pd.DataFrame, datasets: dict[str, Any]) -> dict[str, A
     return {"vconcat": charts}
 
 
-def vega_spec(scene: Scene, lines: pd.DataFrame, metrics: pd.DataFrame, n: int) -> dict[str, Any]:
+def vega_spec(
+    scene: Scene, lines: pd.DataFrame, metrics: pd.DataFrame, n: int, flags: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """The page's Vega-Lite spec: the scene and the measures side by side, one `step` parameter."""
     datasets: dict[str, Any] = {}
-    parts = [scene_spec(scene, lines, n, datasets)]
+    parts = [scene_spec(scene, lines, n, datasets, flags)]
     if len(metrics):
         parts.append(metrics_spec(metrics, datasets))
     return {
         "$schema": "https://vega.github.io/schema/vega-lite/v6.json",  # a name, never fetched
         "hconcat": parts,
-        "resolve": {"scale": {"color": "independent", "strokeDash": "independent"}},
+        "resolve": {"scale": {"color": "independent", "strokeDash": "independent", "shape": "independent"}},
         "params": [{"name": "step", "value": 0}],  # the shown state; the slider sets it
         "datasets": datasets,
     }
