@@ -66,6 +66,8 @@ PERTURBATIONS = {
         "medium": {"loss": 0.3, "delay": 1, "delay_max": 2},
         "faults": {"kind": "crash", "fraction": 0.25, "onset": 2},
     },
+    "field-loss": {"medium": {"loss": 0.5}},
+    "field-expiry": {"medium": {"expiry": 3}},
 }
 
 
@@ -183,7 +185,7 @@ def messages_through(medium: UnreliableMedium, rounds: int, outbox, where=None) 
 
 
 def settings(**given: Any) -> dict[str, Any]:
-    return {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, **given}
+    return {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, "expiry": 0, **given}
 
 
 CYCLE4 = graph([(0, 1), (1, 2), (2, 3), (3, 0)], 4)
@@ -436,3 +438,15 @@ def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(t
     assert len(flagged) == len(faulty) == 2 * (agents.step.max() + 1)
     idle = [row for row in spec["datasets"]["flags"] if row["flag"] == "did not act"]
     assert len(idle) == (~agents.acted & (agents.step > 0)).sum() > 0
+
+
+def test_the_trace_field_loses_deliveries_and_expires_traces_early():
+    cells = blocks(study("swarm-pursuit", ["fixedswarm"], 8, ["none", "field-loss", "field-expiry"], seeds=2))
+    plain, lossy, short = (play_block(cells[("fixedswarm", p)]) for p in (None, "field-loss", "field-expiry"))
+    for a, b, c in zip(plain, lossy, short):
+        assert b.summary["dropped_traces"] > 0 and "dropped_traces" not in a.summary
+        traces = b.table("traces").to_pandas()
+        assert len(traces) == b.summary["trace_deliveries"]  # what arrived, as it arrived
+        longest = a.table("traces").to_pandas().ttl.max()
+        assert longest > 1 and c.table("traces").to_pandas().ttl.max() == max(1, longest - 3)
+        assert c.summary["shortened_traces"] > 0 and c.summary["dropped_traces"] == 0

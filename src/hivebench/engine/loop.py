@@ -3,6 +3,7 @@ method's policy built as its implementation asks."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from hivebench.agents.mixed import MIXED
@@ -16,6 +17,7 @@ from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.suite import load
 from hivebench.waggle.runtime.forger import Forger
+from hivebench.waggle.runtime.lossy import LossyField
 
 
 def make_policy(
@@ -55,6 +57,11 @@ def make_policy(
     policy = (target or impl.load())(first["method"]["params"], streams, **extra)
     if not isinstance(policy, Policy):  # before the block plays, rather than when its records are made
         raise TypeError(f"{target or impl.target} is not a hivebench.engine.api.Policy (decide, columns, summary)")
+    medium = first.get("perturbation", {}).get("medium")
+    if medium is not None and impl.adapted and (medium["loss"] or medium.get("expiry")):
+        policy.make_field = partial(
+            LossyField, settings=medium, streams=Streams([c["seed"] for c in cells], "perturbation/medium/field")
+        )
     if gate is None:
         return policy
     adversary = forger = None

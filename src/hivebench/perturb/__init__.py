@@ -28,9 +28,7 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     medium = dict(entry.get("medium") or {})
     if medium.get("delay_max") == medium.get("delay"):
         medium.pop("delay_max", None)
-    if medium and (
-        medium["loss"] or medium["delay"] or medium.get("delay_max") or medium["duplicate"] or medium["reorder"]
-    ):
+    if any(medium.get(key) for key in ("loss", "delay", "delay_max", "duplicate", "reorder", "expiry")):
         parts["medium"] = medium
     faults = entry.get("faults")
     if faults and faults["fraction"] > 0:
@@ -47,10 +45,11 @@ AXES = {
     ("medium", "loss"): ("message loss", 0),
     ("medium", "delay"): ("message delay (rounds)", 0),
     ("medium", "duplicate"): ("message duplication", 0),
+    ("medium", "expiry"): ("trace expiry (updates early)", 0),
     ("activation", "probability"): ("activation probability", 1),
     ("activation", "count"): ("agents active per round", None),
 }
-MEDIUM_DEFAULTS = {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False}
+MEDIUM_DEFAULTS = {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, "expiry": 0}
 
 
 def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:

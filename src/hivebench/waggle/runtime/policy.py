@@ -133,7 +133,9 @@ class WaggleRuntime(Policy):
     def field(self) -> bool:
         return self.medium == "field"
 
-    forger: Any = None  # set by a perturbation: adversarial agents' forged traces
+    # what a perturbation sets (hivebench.perturb): adversarial agents' forged traces, an unreliable field
+    forger: Any = None
+    make_field: Any = TraceField
 
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
         self.params, self.rng, self.adapter = params, rng, adapter
@@ -153,7 +155,7 @@ class WaggleRuntime(Policy):
         self.block = Block(agents // len(self.rng), len(self.rng))
         self.adapter.start(observation, self.rng.seeds, self.rng.child("adapter"), self.params)
         self.trace_field = (
-            TraceField(self.block, self.rng.child("field"), self.adapter.most_contacts(observation))
+            self.make_field(self.block, self.rng.child("field"), self.adapter.most_contacts(observation))
             if self.field
             else None
         )
