@@ -185,7 +185,16 @@ def messages_through(medium: UnreliableMedium, rounds: int, outbox, where=None) 
 
 
 def settings(**given: Any) -> dict[str, Any]:
-    return {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, "expiry": 0, **given}
+    return {
+        "loss": 0,
+        "unit": "message",
+        "delay": 0,
+        "duplicate": 0,
+        "reorder": False,
+        "expiry": 0,
+        "truncate": 0,
+        **given,
+    }
 
 
 CYCLE4 = graph([(0, 1), (1, 2), (2, 3), (3, 0)], 4)
@@ -450,3 +459,26 @@ def test_the_trace_field_loses_deliveries_and_expires_traces_early():
         longest = a.table("traces").to_pandas().ttl.max()
         assert longest > 1 and c.table("traces").to_pandas().ttl.max() == max(1, longest - 3)
         assert c.summary["shortened_traces"] > 0 and c.summary["dropped_traces"] == 0
+
+
+def test_a_truncated_message_arrives_cut_and_a_classical_one_not_at_all():
+    block = GraphBlock([CYCLE4, CYCLE4])
+    medium = UnreliableMedium(
+        NeighbourMessages(block, 100, [9, 9]), settings(truncate=0.5, truncate_chars=3), Streams([1, 2], "x")
+    )
+    arrived = messages_through(medium, 6, unicast)
+    cut = [text for text in arrived if len(text.split(">")[0]) == 3]
+    assert cut and len(cut) < len(arrived) and all(len(rounds) == 1 for rounds in arrived.values())
+    assert sum(medium.counts(s)["cut_messages"] for s in range(2)) == len(cut)
+    assert medium.counts(0)["truncated_messages"] == 0  # the cap's count, the suite medium's own
+    shards = ShardTexts([[[1], [2], [3]]])
+    silo = UnreliableMedium(
+        exchange.PointToPoint(GraphBlock([graph([(0, 1), (1, 2)], 3)]), shards, 100),
+        settings(truncate=1.0, truncate_chars=1),
+        Streams([0], "x"),
+    )
+    silo.send(0, exchange.Outbox(np.array([0, 1]), np.array([1, 2]), text=["hello", "world"]))
+    inbox = silo.deliver()
+    assert [inbox.outbox.text[m] for m in inbox.message] == ["h", "w"]
+    silo.send(1, exchange.Outbox(np.array([0]), np.array([1]), payload=np.array([[True, False, False]])))
+    assert len(silo.deliver().receiver) == 0 and silo.counts(0)["cut_messages"] == 3  # unreadable: gone

@@ -28,7 +28,9 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     medium = dict(entry.get("medium") or {})
     if medium.get("delay_max") == medium.get("delay"):
         medium.pop("delay_max", None)
-    if any(medium.get(key) for key in ("loss", "delay", "delay_max", "duplicate", "reorder", "expiry")):
+    if not medium.get("truncate"):
+        medium.pop("truncate_chars", None)  # no cut: its length changes nothing
+    if any(medium.get(key) for key in ("loss", "delay", "delay_max", "duplicate", "reorder", "expiry", "truncate")):
         parts["medium"] = medium
     faults = entry.get("faults")
     if faults and faults["fraction"] > 0:
@@ -46,10 +48,19 @@ AXES = {
     ("medium", "delay"): ("message delay (rounds)", 0),
     ("medium", "duplicate"): ("message duplication", 0),
     ("medium", "expiry"): ("trace expiry (updates early)", 0),
+    ("medium", "truncate"): ("message truncation", 0),
     ("activation", "probability"): ("activation probability", 1),
     ("activation", "count"): ("agents active per round", None),
 }
-MEDIUM_DEFAULTS = {"loss": 0, "unit": "message", "delay": 0, "duplicate": 0, "reorder": False, "expiry": 0}
+MEDIUM_DEFAULTS = {
+    "loss": 0,
+    "unit": "message",
+    "delay": 0,
+    "duplicate": 0,
+    "reorder": False,
+    "expiry": 0,
+    "truncate": 0,
+}
 
 
 def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
@@ -65,7 +76,11 @@ def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
     if parts[0] == "activation":
         (setting, value), *_ = part.items()
         return AXES[("activation", setting)][0], value
-    moved = [key for key, value in part.items() if key != "unit" and value != MEDIUM_DEFAULTS.get(key)]
+    moved = [
+        key
+        for key, value in part.items()
+        if key not in ("unit", "truncate_chars") and value != MEDIUM_DEFAULTS.get(key)
+    ]
     if len(moved) != 1 or ("medium", moved[0]) not in AXES:
         return None
     return AXES[("medium", moved[0])][0], part[moved[0]]

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from hivebench.engine.media import exchange
 from hivebench.engine.media.outbox import Outbox
@@ -76,3 +77,21 @@ def concat_sent(parts: list[exchange.Outbox]) -> exchange.Outbox:
         joined("payload"),
         joined("keys"),
     )
+
+
+def truncated(inbox: Inbox, cut: np.ndarray, chars: int) -> tuple[Inbox, np.ndarray]:
+    """The inbox with the deliveries `cut` cut to `chars` characters, and (deliveries,) which of them a
+    cut leaves unreadable (a classical algorithm's payload: no text to cut)."""
+    if isinstance(inbox, exchange.Delivered):
+        if inbox.outbox.text is None:
+            return inbox, cut.copy()
+        rows = np.flatnonzero(cut)
+        copies = inbox.outbox.take(inbox.message[rows])  # each cut delivery gets its own shortened copy
+        copies = replace(copies, text=[text[:chars] for text in copies.text or []])
+        message = inbox.message.copy()
+        message[rows] = len(inbox.outbox) + np.arange(len(rows))
+        return replace(inbox, outbox=concat_sent([inbox.outbox, copies]), message=message), np.zeros_like(cut)
+    if inbox.text is None:
+        return inbox, cut.copy()
+    text = pc.if_else(pa.array(cut), pc.utf8_slice_codeunits(inbox.text, 0, chars), inbox.text)
+    return Outbox(inbox.sender, inbox.receiver, text), np.zeros_like(cut)

@@ -4,13 +4,16 @@ the cell's seed alone (streams `perturbation/medium/...`, one per setting, so th
 on shifts no other's draws).
 
 A message's fate is drawn once when it is sent (`unit: message`: every delivery of a broadcast shares
-it) or for each delivery (`unit: delivery`). A message sent in round t normally arrives at the start
+it) or for each delivery (`unit: delivery`). A truncated message arrives cut to `truncate_chars`
+characters; one carried as a classical algorithm's payload, which a cut leaves unreadable, never
+arrives (counted as cut). A message sent in round t normally arrives at the start
 of round t + 1; delayed by d rounds it arrives at the start of round t + 1 + d (with whatever else
 arrives then, earlier messages first); a duplicate arrives once more one round after the message.
 A message still on its way when the block ends never arrives. A shared store (Silo-Bench's `store`)
 delivers nothing: a write is lost when it is sent, and it cannot be late.
 
-Per episode the summary counts `lost_messages`, `delayed_messages` and `duplicated_messages`, and the
+Per episode the summary counts `lost_messages`, `delayed_messages`, `duplicated_messages` and
+`cut_messages` (the suite's medium counts those it cuts to its cap, `truncated_messages`), and the
 `transit` table holds one row per delivery the medium changed: the round it was sent in, sender and
 receiver (-1: a lost store write), its fate and the round at whose start it arrives (-1: never).
 """
@@ -39,8 +42,8 @@ TRANSIT_SCHEMA = pa.schema(
         ("arrival", pa.int32()),
     ]
 )
-FATES = ("lost", "delayed", "duplicated")
-LOST, DELAYED, DUPLICATED = range(3)
+FATES = ("lost", "delayed", "duplicated", "cut")
+LOST, DELAYED, DUPLICATED, CUT = range(4)
 
 
 class UnreliableMedium:
@@ -52,11 +55,13 @@ class UnreliableMedium:
         self.delay = (settings["delay"], settings.get("delay_max", settings["delay"]))
         self.per_message = settings["unit"] == "message"
         self.store = isinstance(inner, exchange.SharedStore)
-        if self.store and (self.delay[1] or self.duplicate or self.reorder):
+        if self.store and (self.delay[1] or self.duplicate or self.reorder or settings.get("truncate")):
             raise ValueError(
-                "a shared store delivers nothing: its writes can be lost (medium.loss), not late, doubled or reordered"
+                "a shared store delivers nothing: its writes can be lost (medium.loss), not late, doubled, reordered"
+                " or cut"
             )
-        self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder")}
+        self.truncate, self.chars = settings.get("truncate", 0), settings.get("truncate_chars", 0)
+        self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder", "truncate")}
         self.now = 0  # the round whose messages the next delivery brings
         # this round's messages: sender, receiver, (lost, delay, duplicated)
         self.fates: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
@@ -90,16 +95,22 @@ class UnreliableMedium:
     def _delivered(self, step: int, inbox: Any, sender: np.ndarray, receiver: np.ndarray) -> Any:
         """This round's deliveries that arrive now; the others recorded, the late ones held."""
         if self.per_message and self.fates is not None and sender is self.fates[0] and receiver is self.fates[1]:
-            lost, delay, doubled = self.fates[2]  # the outbox itself delivered (named neighbour messages)
+            lost, delay, doubled, cut = self.fates[2]  # the outbox itself delivered (named neighbour messages)
         elif self.per_message and self.fates is not None:
             keys, draws = _keys(self.fates[0], self.fates[1], self.block.agents), self.fates[2]
             own = _find(keys, _keys(sender, receiver, self.block.agents))
             broadcast = own < 0  # a delivery of a message sent to whoever the medium reaches (receiver -1)
             own[broadcast] = _find(keys, _keys(sender[broadcast], np.full(int(broadcast.sum()), -1), self.block.agents))
-            lost, delay, doubled = (d[own] for d in draws)
+            lost, delay, doubled, cut = (d[own] for d in draws)
         else:
-            lost, delay, doubled = self._fates(receiver)
-        self._record(step, sender[lost], receiver[lost], LOST, -1)
+            lost, delay, doubled, cut = self._fates(receiver)
+        cut &= ~lost
+        if cut.any():
+            inbox, unreadable = inboxes.truncated(inbox, cut, self.chars)
+            arrival = np.where(unreadable, -1, step + 1 + delay)
+            self._record(step, sender[cut], receiver[cut], CUT, arrival[cut])
+            lost = lost | unreadable
+        self._record(step, sender[lost & ~cut], receiver[lost & ~cut], LOST, -1)
         late = ~lost & (delay > 0)
         self._record(step, sender[late], receiver[late], DELAYED, step + 1 + delay[late])
         twice = ~lost & doubled
@@ -112,9 +123,9 @@ class UnreliableMedium:
         self.held.sort(key=lambda held: held[0])  # stable: what was held first arrives first
         return inboxes.take(inbox, np.flatnonzero(~lost & (delay == 0)))
 
-    def _fates(self, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(lost, delay, duplicated) of messages or deliveries owned by `agents` (a setting that is off
-        draws nothing)."""
+    def _fates(self, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(lost, delay, duplicated, truncated) of messages or deliveries owned by `agents` (a setting
+        that is off draws nothing)."""
         m = len(agents)
         lost = self._draw("loss", agents) < self.loss if self.loss else np.zeros(m, dtype=bool)
         low, high = self.delay
@@ -122,7 +133,8 @@ class UnreliableMedium:
         if high > low:
             delay = low + np.floor(self._draw("delay", agents) * (high - low + 1)).astype(np.int64)
         doubled = self._draw("duplicate", agents) < self.duplicate if self.duplicate else np.zeros(m, dtype=bool)
-        return lost, delay, doubled
+        cut = self._draw("truncate", agents) < self.truncate if self.truncate else np.zeros(m, dtype=bool)
+        return lost, delay, doubled, cut
 
     def _draw(self, name: str, agents: np.ndarray) -> np.ndarray:
         """One double per row, each from its episode's stream (rows in episode order as drawn)."""
