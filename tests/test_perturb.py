@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from hivebench.cells import study_blocks
-from hivebench.config import ConfigError, validate
+from hivebench.config import ConfigError, schema, validate
 from hivebench.contrasts import contrast_pairs
 from hivebench.engine.block import Block, GraphBlock
 from hivebench.engine.jobs import summary_row
@@ -31,7 +31,7 @@ from hivebench.engine.media.radius import RadiusBroadcast
 from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.paths import cell_files, cell_path, table_fields
-from hivebench.perturb import axis, resolved
+from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
 from hivebench.perturb.report import render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
 from hivebench.report import Section
@@ -185,16 +185,13 @@ def messages_through(medium: UnreliableMedium, rounds: int, outbox, where=None) 
 
 
 def settings(**given: Any) -> dict[str, Any]:
-    return {
-        "loss": 0,
-        "unit": "message",
-        "delay": 0,
-        "duplicate": 0,
-        "reorder": False,
-        "expiry": 0,
-        "truncate": 0,
-        **given,
-    }
+    """A medium part as the config schema fills it in: its defaults, then `given`."""
+    medium = schema()["$defs"]["perturbation"]["properties"]["medium"]["properties"]
+    return {key: field["default"] for key, field in medium.items() if "default" in field} | given
+
+
+def test_the_axes_know_every_medium_default():
+    assert {k: v for k, v in settings().items() if k != "truncate_chars"} == MEDIUM_DEFAULTS
 
 
 CYCLE4 = graph([(0, 1), (1, 2), (2, 3), (3, 0)], 4)
@@ -285,7 +282,9 @@ def test_a_perturbed_arm_has_its_own_name_path_and_identity():
     assert table_fields(lossy)["method"] == "distributed+lossy" and table_fields(lossy)["perturbation"] == "lossy"
     assert "/distributed+lossy/n6/" in cell_path(lossy)
     assert cell_files(lossy)[-1].endswith(".transit.parquet") and not cell_files(plain)[-1].endswith("transit.parquet")
-    assert lossy["perturbation"]["medium"] == settings(loss=0.3, delay=1, delay_max=2)
+    expected = settings(loss=0.3, delay=1, delay_max=2)
+    del expected["truncate_chars"]  # nothing is cut: the length a cut keeps is no part of the cell
+    assert lossy["perturbation"]["medium"] == expected
     assert {k: v for k, v in lossy.items() if k != "perturbation"} == plain
 
 
