@@ -168,8 +168,12 @@ WAGGLE_STUDIES = [
 MATRIX_STUDIES = [
     study for study, jobs in JOBS.items() if has_tables(block_plays(block.shared for job in jobs for block in job.blocks))
 ]
-# The studies with perturbed arms: their reports get the robustness section.
-ROBUSTNESS_STUDIES = [study for study, jobs in JOBS.items() if any("perturbation" in job.shared for job in jobs)]
+# The studies with perturbed arms or mixed populations: their reports get the robustness section.
+ROBUSTNESS_STUDIES = [
+    study
+    for study, jobs in JOBS.items()
+    if any("perturbation" in job.shared or job.shared["method"]["kind"] == "mixed" for job in jobs)
+]
 CROSS_SECTIONS = {
     WAGGLE_SECTION: WAGGLE_STUDIES,
     MATRIX_SECTION: MATRIX_STUDIES,

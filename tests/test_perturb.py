@@ -32,8 +32,9 @@ from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.paths import cell_files, cell_path, table_fields
 from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
-from hivebench.perturb.report import render, robustness_table
+from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
+from hivebench.registry import SUITE_OBJECTS
 from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
@@ -352,7 +353,13 @@ def test_a_mixed_population_of_one_method_plays_as_that_method(task, method, n, 
     cells = mixed_study(tmp_path, {method: 1}, task, n)
     for mixed, alone in zip(play_block(cells["mix"]), play_block(cells[method])):
         assert set(mixed.agents.pop("member").to_pylist()) == {method}
+        split = {k: mixed.summary.pop(k) for k in list(mixed.summary) if "@" in k}
         records_equal(mixed, alone)
+        agents = pa.table(alone.agents).to_pandas()
+        last = agents[agents.step == agents.step.max()]
+        for metric in SUITE_OBJECTS[cells[method][0]["suite"]].agent_metrics:  # the one member: every agent
+            assert split.pop(f"{metric}@{method}") == pytest.approx(last[metric].astype(float).mean())
+        assert not split
 
 
 def test_a_mixed_population_deals_its_shares_from_the_seed_and_a_model_member_asks_only_its_agents(tmp_path):
@@ -481,3 +488,33 @@ def test_a_truncated_message_arrives_cut_and_a_classical_one_not_at_all():
     assert [inbox.outbox.text[m] for m in inbox.message] == ["h", "w"]
     silo.send(1, exchange.Outbox(np.array([0]), np.array([1]), payload=np.array([[True, False, False]])))
     assert len(silo.deliver().receiver) == 0 and silo.counts(0)["cut_messages"] == 3  # unreadable: gone
+
+
+def test_a_mixed_population_is_scored_by_member(tmp_path):
+    cells = mixed_study(tmp_path, {"soft_fp": 0.6, "greedy": 0.4}, "cycle", 5, seeds=6)
+    records = play_block(cells["mix"])
+    rows = [summary_row(c, digest(c), r.summary) for c, r in zip(cells["mix"], records)]
+    table = members_table(pd.DataFrame(rows), 1000, 0.95, 0)
+    assert set(table.member) == {"soft_fp", "greedy"} and set(table.metric) == {"conflicts"}
+    for member, count in (("soft_fp", 3), ("greedy", 2)):
+        per_episode = []
+        for record in records:
+            agents = pa.table(record.agents).to_pandas()
+            last = agents[(agents.step == agents.step.max()) & (agents.member == member)]
+            assert len(last) == count
+            per_episode.append(last.conflicts.mean())
+        assert table.set_index("member").loc[member, "mean"] == pytest.approx(np.mean(per_episode))
+
+
+def test_a_mixed_population_under_a_perturbation_takes_its_faults_and_forgeries():
+    config = copy.deepcopy(default_config())
+    config["methods"]["mix"] = {"kind": "mixed", "members": {"nativemsg": 0.5, "fixedswarm": 0.5}}
+    config["perturbations"] = PERTURBATIONS
+    config["studies"] = {"t": {"tasks": ["silo-waggle"], "methods": ["mix"], "seeds": 2, "populations": [8]}}
+    config["studies"]["t"]["perturbations"] = ["adv"]
+    (block,) = study_blocks(validate(config, str(CONFIG)), "t", CONFIG.parent)
+    for record in play_block(list(block.cells())):
+        agents = pa.table(record.agents).to_pandas()
+        assert agents[agents.faulty].agent.nunique() == 2 and set(agents.member) == {"nativemsg", "fixedswarm"}
+        assert record.summary["forged_traces"] > 0
+        assert record.summary["invalid_records"] == record.summary["forged_traces"]  # both members' validators

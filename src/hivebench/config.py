@@ -758,8 +758,13 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
             suite = task_suite(task["kind"])
             if parts.get("faults", {}).get("kind") == "adversarial" and SUITE_OBJECTS[suite].adversary is None:
                 for method in study["methods"]:
-                    kind = config["methods"].get(method, {}).get("kind")
-                    if kind in METHODS and suite in METHODS[kind].impls and not METHODS[kind].impl(suite).adapted:
+                    entry = config["methods"].get(method, {})
+                    kinds = [config["methods"].get(m, {}).get("kind") for m in entry.get("members", {})]
+                    kinds = kinds if entry.get("kind") == "mixed" else [entry.get("kind")]
+                    if any(
+                        kind in METHODS and suite in METHODS[kind].impls and not METHODS[kind].impl(suite).adapted
+                        for kind in kinds
+                    ):
                         yield (
                             f"{where}[{i}]: perturbation {name!r} makes agents adversarial, and {suite} defines no "
                             f"adversary (method {method!r} is not on the Waggle trace field either)"

@@ -170,6 +170,9 @@ class Suite:
     # The suite's Waggle adapter class ("package.module:Name", hivebench.waggle.runtime.adapter.Adapter):
     # what the Waggle runtime and its controls need of it. None: they do not run it.
     waggle: str | None = None
+    # Per-agent columns that score each agent at an episode's last state (a solver's `exact`): a mixed
+    # population's summary holds each one's mean over each member's agents, `<column>@<member>`.
+    agent_metrics: tuple[str, ...] = ()
     # The suite's adversary ("package.module:Name", hivebench.perturb.agents.Adversary): what an agent of
     # an `adversarial` fault does instead of its method. None: the suite has none.
     adversary: str | None = None

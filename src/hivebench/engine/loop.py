@@ -26,6 +26,7 @@ def make_policy(
     target: Any = None,
     gate: Gate | None = None,
     live: Any = None,
+    forge: Gate | None = None,
 ) -> Policy:
     """The cells' method as it runs their suite, with one random stream per cell (`streams`, made from
     their seeds unless given); a method that calls models also gets each cell's response cache, one
@@ -33,12 +34,12 @@ def make_policy(
     policy class to build in the method's place, with what the method is given (a check's controller).
     `gate`: the cells' faulty and sleeping agents (hivebench.perturb.agents), held to the idle action;
     `live`: who of the agents the method's view or adapter shows it as live (a mixed population's member:
-    its own agents). A mixed population builds each member's policy so (hivebench.agents.mixed)."""
+    its own agents); `forge`: the gate whose adversaries forge traces on the Waggle runtime (`gate`'s
+    unless given). A mixed population builds each member's policy so (hivebench.agents.mixed)."""
     first = cells[0]
     if first["method"]["kind"] == MIXED and target is None:
-        mixed = mixed_policy(cells, gate, make_policy)
-        return mixed if gate is None else GatedPolicy(mixed, gate, load(SUITE_OBJECTS[first["suite"]].text_view)())
-    live = live or gate
+        return gated(mixed_policy(cells, gate, make_policy), cells, gate)
+    live, forge = live or gate, forge or gate
     impl = METHODS[first["method"]["kind"]].impl(first["suite"])
     extra: dict[str, Any] = {}
     if impl.calls_models:
@@ -62,15 +63,20 @@ def make_policy(
         policy.make_field = partial(
             LossyField, settings=medium, streams=Streams([c["seed"] for c in cells], "perturbation/medium/field")
         )
+    if forge is not None and forge.adversarial and impl.adapted:  # on the Waggle runtime: forged traces
+        policy.forger = Forger(lambda: forge.now.adversarial, len(cells), first["population"])
+    return gated(policy, cells, gate)
+
+
+def gated(policy: Policy, cells: list[dict[str, Any]], gate: Gate | None) -> Policy:
+    """The policy with the gate's idle, stuck, random and adversarial agents (the suite's adversary)."""
     if gate is None:
         return policy
-    adversary = forger = None
-    if gate.adversarial:
-        if SUITE_OBJECTS[first["suite"]].adversary is not None:
-            adversary = load(SUITE_OBJECTS[first["suite"]].adversary)(gate.streams.child("faults/adversary"))
-        if impl.adapted:  # on the Waggle runtime: forged traces on its field
-            forger = policy.forger = Forger(lambda: gate.now.adversarial, len(cells), first["population"])
-    return GatedPolicy(policy, gate, text_view(), adversary, forger)
+    suite = SUITE_OBJECTS[cells[0]["suite"]]
+    adversary = None
+    if gate.adversarial and suite.adversary is not None:
+        adversary = load(suite.adversary)(gate.streams.child("faults/adversary"))
+    return GatedPolicy(policy, gate, load(suite.text_view)(), adversary)
 
 
 def policy_stream(cell: dict[str, Any]) -> str:
@@ -101,7 +107,7 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     if gate is not None:
         add_columns(records, gate)
     if first["method"]["kind"] == MIXED:
-        add_members(records, cells)
+        add_members(records, cells, SUITE_OBJECTS[first["suite"]].agent_metrics)
     return records
 
 

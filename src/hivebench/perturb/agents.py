@@ -145,8 +145,8 @@ class GatedPolicy(Policy):
     repeating their onset round's actions, random ones replying at random within `view`'s reply
     schema and adversarial ones acting as the suite's `adversary` has them."""
 
-    def __init__(self, inner: Policy, gate: Gate, view: Any, adversary: Adversary | None = None, forger: Any = None):
-        self.inner, self.gate, self.view, self.adversary, self.forger = inner, gate, view, adversary, forger
+    def __init__(self, inner: Policy, gate: Gate, view: Any, adversary: Adversary | None = None):
+        self.inner, self.gate, self.view, self.adversary = inner, gate, view, adversary
         self.onset_actions: Any = None
         self.dice = gate.streams.child("faults/random")
 
@@ -179,8 +179,7 @@ class GatedPolicy(Policy):
         return self.inner.columns(episode)
 
     def summary(self, episode: int) -> dict[str, Any]:
-        forged = {} if self.forger is None else self.forger.summary(episode)
-        return {**self.inner.summary(episode), **self.gate.summary(episode), **forged}
+        return {**self.inner.summary(episode), **self.gate.summary(episode)}
 
     def tables(self, episode: int) -> dict[str, pa.Table | Any]:
         return self.inner.tables(episode)

@@ -13,9 +13,11 @@ import pandas as pd
 from hivebench.contrasts import contrast_table
 from hivebench.perturb import AXES, NONE
 from hivebench.registry import SUITE_METRICS
-from hivebench.report import CURVES_CHART, ROBUSTNESS_TABLE, Section
+from hivebench.report import CURVES_CHART, MEMBERS_TABLE, ROBUSTNESS_TABLE, Section
 from hivebench.report.page import optional_table, save_chart, table_links, write_tables
+from hivebench.stats import mean_ci
 
+MEMBER_COLUMNS = ["suite", "task", "method", "population", "member", "metric", "mean", "lo", "hi", "n"]
 ALT = "paired difference from the unperturbed run against each perturbation's strength"
 COLUMNS = [
     "suite",
@@ -34,8 +36,31 @@ COLUMNS = [
 
 
 def perturbed(episodes: pd.DataFrame) -> bool:
-    """Whether a study's episodes have perturbed arms."""
-    return "perturbation" in episodes and bool(episodes["perturbation"].notna().any())
+    """Whether a study's episodes have perturbed arms or mixed populations split by member."""
+    return ("perturbation" in episodes and bool(episodes["perturbation"].notna().any())) or bool(
+        member_columns(episodes)
+    )
+
+
+def member_columns(episodes: pd.DataFrame) -> list[str]:
+    """The summary columns of mixed populations, `<metric>@<member>` (hivebench.agents.mixed)."""
+    return [c for c in episodes.columns if "@" in c and episodes[c].notna().any()]
+
+
+def members_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
+    """Per mixed population (an arm), task, population, member and per-agent metric: the metric's mean
+    over the member's agents, averaged over the episodes, with its bootstrap interval over seeds."""
+    rows = []
+    for column in member_columns(episodes):
+        metric, member = column.split("@", 1)
+        played = episodes[episodes[column].notna()]
+        for (suite, task, method, n), group in played.groupby(["suite", "task", "method", "population"], sort=False):
+            ci = mean_ci(group[column].to_numpy(dtype=float), resamples, confidence, seed)
+            rows.append(
+                {"suite": suite, "task": task, "method": method, "population": n, "member": member, "metric": metric}
+                | {"mean": ci.estimate, "lo": ci.lo, "hi": ci.hi, "n": ci.n}
+            )
+    return pd.DataFrame(rows, columns=MEMBER_COLUMNS)
 
 
 def robustness_table(episodes: pd.DataFrame, resamples: int, confidence: float, seed: int) -> pd.DataFrame:
@@ -44,6 +69,8 @@ def robustness_table(episodes: pd.DataFrame, resamples: int, confidence: float, 
     equally), with its interval; each arm's axis and strength where it moves one setting. The
     unperturbed method is each axis's point at its unperturbed strength (a difference of 0)."""
     rows = []
+    if "perturbation" not in episodes:  # mixed populations alone
+        return pd.DataFrame(rows, columns=COLUMNS)
     for suite, mine in episodes.groupby("suite", sort=False):
         metric = SUITE_METRICS[suite][0].name
         arms = mine[mine["perturbation"].notna()]
@@ -142,7 +169,13 @@ def render(section: Section) -> str:
     write_tables(table, section.out, ROBUSTNESS_TABLE)
     points = pd.concat([unperturbed_points(table, episodes), table[table["axis"] != ""]], ignore_index=True)
     points = points[points["population"] == "all"].sort_values(["suite", "method", "axis", "strength"])
+    if points.empty:  # no perturbed arm: the chart says so
+        points = pd.DataFrame(
+            [{c: None for c in COLUMNS} | {"suite": "none", "metric": "-", "axis": "no perturbed arm"}]
+        )
     save_chart(curves_chart(points, section.confidence), section.out, CURVES_CHART)
+    members = members_table(episodes, section.resamples, section.confidence, section.seed)
+    write_tables(members, section.out, MEMBERS_TABLE)
     prefix = html.escape(section.prefix)
     return f"""<h2>Robustness</h2>
 <p>Each suite's headline metric under each perturbation (src/hivebench/perturb/README.md): its mean, and
@@ -151,4 +184,9 @@ task an equal share), with its {section.confidence:.0%} bootstrap interval; per 
 (`all`). An arm that moves one setting lies on that setting's axis at its strength.</p>
 <img src="{prefix}{CURVES_CHART}.png" alt="{ALT}" style="max-width: 100%">
 {optional_table(table, "No perturbed arm has an unperturbed method beside it in this study.")}
-{table_links(section.prefix, ROBUSTNESS_TABLE)}"""
+{table_links(section.prefix, ROBUSTNESS_TABLE)}
+<h3>Mixed populations, by member</h3>
+<p>Each per-agent metric of the suite (its value at an episode's last state) averaged over a member's
+agents, then over the episodes, with its {section.confidence:.0%} bootstrap interval over seeds.</p>
+{optional_table(members, "No mixed population here scores its agents one by one (the suite has no per-agent metric).")}
+{table_links(section.prefix, MEMBERS_TABLE)}"""

@@ -53,13 +53,14 @@ MATRIX_TABLES = ("retention", "horizon", "effects")
 # The robustness section (hivebench.perturb.report), where a study has perturbed arms: a table and its curves.
 ROBUSTNESS_SECTION = "robustness"
 ROBUSTNESS_TABLE = "robustness"
+MEMBERS_TABLE = "members"  # mixed populations' per-agent metrics by member
 CURVES_CHART = "curves"
 CROSS_SECTION_FILES = {
     name: tuple(f"{stem}.{suffix}" for stem in tables for suffix in ("csv", "md", "tex")) + charts
     for name, tables, charts in (
         (WAGGLE_SECTION, WAGGLE_TABLES, ()),
         (MATRIX_SECTION, MATRIX_TABLES, ()),
-        (ROBUSTNESS_SECTION, (ROBUSTNESS_TABLE,), (f"{CURVES_CHART}.html", f"{CURVES_CHART}.png")),
+        (ROBUSTNESS_SECTION, (ROBUSTNESS_TABLE, MEMBERS_TABLE), (f"{CURVES_CHART}.html", f"{CURVES_CHART}.png")),
     )
 }
 CROSS_SECTION_PACKAGES = {

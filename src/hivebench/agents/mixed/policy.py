@@ -49,14 +49,23 @@ def owners(members: list[dict[str, Any]], n: int, streams: Streams) -> np.ndarra
     return np.tile(owner, episodes)
 
 
-def add_members(records: list[EpisodeRecord], cells: list[dict[str, Any]]) -> None:
-    """Each episode's `member` column: the member playing each agent, over its own states."""
+def add_members(records: list[EpisodeRecord], cells: list[dict[str, Any]], metrics: tuple[str, ...]) -> None:
+    """Each episode's `member` column (the member playing each agent, over its own states) and, for
+    each of the suite's per-agent `metrics`, its mean over each member's agents at the last state
+    (`<metric>@<member>` in the summary)."""
     members = cells[0]["method"]["params"]["members"]
     n = cells[0]["population"]
     owner = owners(members, n, Streams([cell["seed"] for cell in cells], "mixed")).reshape(len(cells), n)
     names = np.array([m["method"]["name"] for m in members])
     for own, record in zip(owner, records):
-        record.agents["member"] = pa.array(names[np.tile(own, len(record.agents["step"]) // n)])
+        states = len(record.agents["step"]) // n
+        record.agents["member"] = pa.array(names[np.tile(own, states)])
+        for metric in metrics:
+            last = np.asarray(
+                pa.array(record.agents[metric]).slice((states - 1) * n, n).to_numpy(zero_copy_only=False), dtype=float
+            )
+            for i, name in enumerate(names):
+                record.summary[f"{metric}@{name}"] = float(np.nanmean(last[own == i])) if (own == i).any() else None
 
 
 class Members:
@@ -81,7 +90,7 @@ def mixed_policy(cells: list[dict[str, Any]], gate: Any, build: Callable[..., Po
         method = member["method"]
         own = [{**cell, "method": {**method, "name": f"{first['method']['name']}/{method['name']}"}} for cell in cells]
         stream = "policy" if len(members) == 1 else f"policy/{method['name']}"
-        policies.append(build(own, Streams(seeds, stream), live=Members(owner == i, n, gate)))
+        policies.append(build(own, Streams(seeds, stream), live=Members(owner == i, n, gate), forge=gate))
     return MixedPopulation(policies, [m["method"]["name"] for m in members], owner, n)
 
 

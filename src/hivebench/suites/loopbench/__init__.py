@@ -102,6 +102,7 @@ SUITE = Suite(
     ),
     schema="schema.yaml",
     text_view=f"{PACKAGE}.text:ColoringView",
+    agent_metrics=("conflicts",),
     example={"task": {"kind": "coloring", "graph": "cycle", "steps": 6}, "method": "random", "population": 5},
     report=f"{PACKAGE}.report:render",
     viewer=f"{PACKAGE}.view:scene",

@@ -216,6 +216,7 @@ SUITE = Suite(
     metrics=(Metric("exact"), Metric("success"), Metric("partial")),
     schema="schema.yaml",
     text_view=f"{PACKAGE}.text:SiloView",
+    agent_metrics=("exact", "partial"),
     example={
         "task": {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2},
         "method": "random",

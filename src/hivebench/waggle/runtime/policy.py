@@ -366,6 +366,8 @@ class WaggleRuntime(Policy):
             }
         if self.trace_field is not None:
             counts |= self.trace_field.counts(episode)
+        if self.forger is not None:
+            counts |= self.forger.summary(episode)
         own = self.own_rounds(self.modes, episode)
         decided = np.concatenate(own) if own else np.zeros(0, dtype=np.int64)
         per_mode = np.bincount(decided[decided >= 0], minlength=len(MODES))
