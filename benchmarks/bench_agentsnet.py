@@ -24,7 +24,7 @@ from bench_episodes import (
     rate,  # benchmarks/ is the script's folder: its first import path
 )
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play, play_block
 from hivebench.engine.writer import write_episode
@@ -39,7 +39,7 @@ def cell(problem: str, n: int) -> dict:
         "methods": {"d": {"kind": "distributed"}},
         "studies": {"s": {"tasks": ["t"], "methods": ["d"], "populations": [n], "seeds": 1}},
     }
-    return next(expand_blocks(validate(config, "bench.yaml"), "bench.yaml")["s"][0].cells())
+    return next(all_blocks(validate(config, "bench.yaml"), Path("."))["s"][0].cells())
 
 
 def neighbour_lists(graph: Instance) -> list[list[int]]:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import yaml
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play_block
 from hivebench.suites.silobench.instances import instance
@@ -54,7 +55,7 @@ def summaries(tasks: dict, methods: list[str], populations: list[int], seeds: in
         "studies": {"s": {"tasks": list(tasks), "methods": methods, "populations": populations, "seeds": seeds}},
     }
     out = {}
-    for block in expand_blocks(validate(config, "x.yaml"), "x.yaml")["s"]:
+    for block in all_blocks(validate(config, "x.yaml"), Path("."))["s"]:
         cells = list(block.cells())
         for cell, record in zip(cells, play_block(cells)):
             key = (cell["method"]["kind"], cell["task"]["name"], cell["population"], cell["seed"])

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
-from hivebench.cells import expand_blocks
+from hivebench.cells import all_blocks
 from hivebench.config import validate
 from hivebench.engine.loop import play_block
 from hivebench.suites.swarmbench import DIFFERENCES, ONLY_ON
@@ -48,7 +49,7 @@ def scores(
             "paper": {"tasks": list(entries), "methods": [method], "populations": [population], "seeds": seeds}
         },
     }
-    blocks = expand_blocks(validate(config, "fidelity.yaml"), "fidelity.yaml")["paper"]
+    blocks = all_blocks(validate(config, "fidelity.yaml"), Path("."))["paper"]
     found = {}
     for block in blocks:
         cells = list(block.cells())

@@ -34,7 +34,7 @@ from hivebench.paths import cell_files, cell_path, table_fields
 from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
 from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
-from hivebench.registry import SUITE_OBJECTS
+from hivebench.registry import METHODS, SUITE_OBJECTS
 from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
@@ -518,3 +518,38 @@ def test_a_mixed_population_under_a_perturbation_takes_its_faults_and_forgeries(
         assert agents[agents.faulty].agent.nunique() == 2 and set(agents.member) == {"nativemsg", "fixedswarm"}
         assert record.summary["forged_traces"] > 0
         assert record.summary["invalid_records"] == record.summary["forged_traces"]  # both members' validators
+
+
+def test_a_mixed_populations_estimate_is_its_model_members_share(tmp_path):
+    (tmp_path / "replies.jsonl").write_text(json.dumps({"color": 1, "notes": "x"}) + "\n")
+    scripted = {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", "notes_chars": 60, "max_tokens": 64}
+    cells = mixed_study(tmp_path, {"model": [0, 3], "soft_fp": "rest"}, "cycle", 5, model=scripted)
+    mixed = METHODS["mixed"].hooks.estimate(cells["mix"][0], 1)
+    alone = METHODS["llm"].hooks.estimate(cells["model"][0], 1)
+    assert mixed.calls == round(alone.calls * 2 / 5) and mixed.approximate
+    assert mixed.input_tokens == round(alone.input_tokens * 2 / 5)
+
+
+@pytest.mark.parametrize("task", ["consensus-dt", "matching-ws"])
+def test_two_members_sending_the_same_algorithms_messages_read_each_others(task):
+    """NativeMsg and FixedSwarm both send AgentsNet's classical messages: merged, they keep the payload
+    the algorithm reads (and under loss too)."""
+    config = copy.deepcopy(default_config())
+    config["methods"]["mix"] = {"kind": "mixed", "members": {"nativemsg": 0.5, "fixedswarm": 0.5}}
+    config["perturbations"] = PERTURBATIONS
+    config["studies"] = {
+        "t": {
+            "tasks": [task],
+            "methods": ["mix", "nativemsg"],
+            "seeds": 2,
+            "populations": [8],
+            "perturbations": ["none", "lossy"],
+        }
+    }
+    arms = {
+        (b.shared["method"]["name"], b.shared.get("perturbation", {}).get("name")): list(b.cells())
+        for b in study_blocks(validate(config, str(CONFIG)), "t", CONFIG.parent)
+    }
+    for arm, cells in arms.items():
+        for record in play_block(cells):
+            assert 0 <= record.summary["score"] <= 1 and record.table("messages").num_rows > 0, arm

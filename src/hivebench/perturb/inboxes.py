@@ -53,12 +53,13 @@ def concat_outboxes(parts: list[Outbox]) -> Outbox:
     sender = np.concatenate([p.sender for p in parts])
     receiver = np.concatenate([p.receiver for p in parts])
     dictionary = parts[0].dictionary
+    payloads = [p.payload for p in parts]
+    # what a classical algorithm reads, kept where every part carries it (two members' outboxes too)
+    payload = None if any(x is None for x in payloads) else np.concatenate(payloads)  # type: ignore[arg-type]
     if all(p.codes is not None and p.dictionary is dictionary for p in parts):
-        payloads = [p.payload for p in parts]
-        payload = None if any(x is None for x in payloads) else np.concatenate(payloads)  # type: ignore[arg-type]
         codes = np.concatenate([p.codes for p in parts])  # type: ignore[misc]
         return Outbox(sender, receiver, None, payload, codes, dictionary)
-    return Outbox(sender, receiver, pa.concat_arrays([p.texts() for p in parts]))
+    return Outbox(sender, receiver, pa.concat_arrays([p.texts() for p in parts]), payload)
 
 
 def concat_sent(parts: list[exchange.Outbox]) -> exchange.Outbox:

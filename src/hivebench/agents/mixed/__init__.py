@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hivebench.method import Method, MethodHooks, MethodImpl
+from hivebench.method import CellEstimate, Method, MethodHooks, MethodImpl
 
 MIXED = "mixed"
 
@@ -36,6 +36,39 @@ class MixedHooks(MethodHooks):
             for m in params["members"]
             for path in METHODS[m["method"]["kind"]].hooks.job_inputs(m["method"]["params"])
         ]
+
+    def estimate(self, shared: dict[str, Any], seeds: int) -> CellEstimate | None:
+        """Each member's estimate as if it played every agent, scaled by the share it plays (so
+        approximate); None where no member calls a model."""
+        from hivebench.registry import METHODS
+
+        parts = []
+        for member in shared["method"]["params"]["members"]:
+            method = member["method"]
+            one = METHODS[method["kind"]].hooks.estimate({**shared, "method": method}, seeds)
+            if one is not None:
+                parts.append(
+                    (one, share_of(member["share"], shared["method"]["params"]["members"], shared["population"]))
+                )
+        if not parts:
+            return None
+        return CellEstimate(
+            model=", ".join(dict.fromkeys(one.model for one, _ in parts)),
+            calls=sum(round(one.calls * share) for one, share in parts),
+            input_tokens=sum(round(one.input_tokens * share) for one, share in parts),
+            output_tokens_max=sum(round(one.output_tokens_max * share) for one, share in parts),
+            approximate=True,
+            memory_mb=max((one.memory_mb for one, _ in parts if one.memory_mb is not None), default=None),
+        )
+
+
+def share_of(share: Any, members: list[dict[str, Any]], n: int) -> float:
+    """The part of an episode's agents a member plays: its share, its listed agents, or the rest."""
+    if isinstance(share, (int, float)):
+        return float(share)
+    if share != "rest":
+        return len(share) / n
+    return 1 - sum(len(m["share"]) for m in members if m["share"] != "rest") / n
 
 
 METHOD = Method(
