@@ -61,6 +61,7 @@ class Gate:
         self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
+        self.now = Round(*(np.zeros(agents, dtype=bool),) * 4)  # this round's, by what they do instead
         self.acted: list[np.ndarray] = []  # per round, who acted
 
     def next_round(self) -> Round:
