@@ -553,3 +553,43 @@ def test_two_members_sending_the_same_algorithms_messages_read_each_others(task)
     for arm, cells in arms.items():
         for record in play_block(cells):
             assert 0 <= record.summary["score"] <= 1 and record.table("messages").num_rows > 0, arm
+
+
+def test_a_stuck_agent_repeats_its_onset_rounds_action_and_message():
+    (cell,) = blocks(study("swarm-pursuit", ["nativemsg"], 8, ["stuck"], seeds=[2]))[("nativemsg", "stuck")]
+    record = play_block([cell])[0]
+    agents = pa.table(record.agents).to_pandas()
+    onset = PERTURBATIONS["stuck"]["faults"]["onset"]
+    messages = record.table("messages").to_pandas()
+    for agent in agents[agents.faulty].agent.unique():
+        mine = agents[agents.agent == agent].set_index("step")
+        # state t + 1 holds round t's action: from the round after its onset on, round onset's again
+        assert (mine.loc[onset + 2 :, "action"] == mine.loc[onset + 1, "action"]).all()
+        said = messages[messages.sender == agent].set_index("step").text
+        if onset in said.index:
+            assert (said.loc[onset + 1 :] == said.loc[onset]).all() and len(said.loc[onset + 1 :]) > 0
+
+
+def test_activation_lets_about_its_probability_act_and_random_agents_spread_over_their_choices():
+    PROBABILITY = 0.4
+    config = copy.deepcopy(default_config())
+    config["perturbations"] = {"p": {"activation": {"probability": PROBABILITY}}, "rand": PERTURBATIONS["rand"]}
+    config["studies"] = {
+        "t": {
+            "tasks": ["cycle"],
+            "methods": ["greedy"],
+            "seeds": 20,
+            "populations": [11],
+            "perturbations": ["p", "rand"],
+        }
+    }
+    arms = {
+        b.shared["perturbation"]["name"]: list(b.cells())
+        for b in study_blocks(validate(config, str(CONFIG)), "t", CONFIG.parent)
+    }
+    agents = pd.concat(pa.table(r.agents).to_pandas() for r in play_block(arms["p"]))
+    share = agents[agents.step > 0].acted.mean()  # 20 seeds x 15 rounds x 11 agents: s.e. about 0.016
+    assert abs(share - PROBABILITY) < 0.05
+    agents = pd.concat(pa.table(r.agents).to_pandas() for r in play_block(arms["rand"]))
+    random = agents[agents.faulty & (agents.step > 0)]
+    assert 0.4 < random.color.mean() < 0.6  # two colours, drawn uniformly: 20 x 15 x 3 draws
