@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from hivebench.agents.mixed import members_of
 from hivebench.cells import study_blocks
 from hivebench.config import ConfigError, schema, validate
 from hivebench.contrasts import contrast_pairs
@@ -30,7 +31,9 @@ from hivebench.engine.media.outbox import Outbox
 from hivebench.engine.media.radius import RadiusBroadcast
 from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
-from hivebench.paths import cell_files, cell_path, table_fields
+from hivebench.models import ChatResult
+from hivebench.models.cache import ResponseCache
+from hivebench.paths import calls_path, cell_files, cell_path, table_fields
 from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
 from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
@@ -593,3 +596,16 @@ def test_activation_lets_about_its_probability_act_and_random_agents_spread_over
     agents = pd.concat(pa.table(r.agents).to_pandas() for r in play_block(arms["rand"]))
     random = agents[agents.faulty & (agents.step > 0)]
     assert 0.4 < random.color.mean() < 0.6  # two colours, drawn uniformly: 20 x 15 x 3 draws
+
+
+def test_a_mixed_populations_page_reads_its_model_members_calls(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "replies.jsonl").write_text((json.dumps({"color": 1, "notes": "x"}) + "\n") * 40)
+    scripted = {"kind": "llm", "backend": "scripted", "model": "replies.jsonl", "notes_chars": 60, "max_tokens": 64}
+    cells = mixed_study(tmp_path, {"model": [0, 3], "soft_fp": "rest"}, "cycle", 5, model=scripted)
+    cell = cells["mix"][0]
+    write_episode(cell, cell_path(cell))
+    (member,) = [c for c in members_of(cell) if c["method"]["kind"] == "llm"]
+    # a scripted model keeps no cache: the record a real model's call leaves, where the member writes it
+    ResponseCache(calls_path(member)).put("k1", ChatResult('{"color": 1}'), "m", [{"role": "user", "content": "hi"}])
+    assert load_episode(tmp_path / cell_path(cell)).calls["k1"]["messages"] == [{"role": "user", "content": "hi"}]

@@ -11,8 +11,9 @@ from typing import Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from hivebench.agents.mixed import members_of
 from hivebench.models.cache import cache_records
-from hivebench.paths import CELL_FILE, calls_path, side_path
+from hivebench.paths import CELL_FILE, calls_path, cell_path, side_path
 from hivebench.store import CELL_KEY, SUMMARY_KEY, TABLES_KEY
 from hivebench.view import EpisodeError
 
@@ -81,5 +82,16 @@ def load(target: str | Path) -> Episode:
         summary=json.loads(metadata.get(SUMMARY_KEY, b"{}")),
         agents=table.to_pandas(),
         tables=tables,
-        calls=read_calls(path.with_name(Path(calls_path(cell)).name)),
+        calls=cell_calls(path, cell),
     )
+
+
+def cell_calls(path: Path, cell: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The calls in a cell's response cache (beside its file), and in its members' where it is a mixed
+    population (each in its member's folder: hivebench.agents.mixed.member_cell)."""
+    calls = read_calls(path.with_name(Path(calls_path(cell)).name))
+    own = cell_path(cell)
+    root = str(path)[: -len(own)] if str(path).endswith(own) else None  # where results/ lies
+    for member in members_of(cell) if root is not None else []:
+        calls |= read_calls(root + calls_path(member))
+    return calls

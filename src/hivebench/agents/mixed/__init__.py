@@ -62,6 +62,20 @@ class MixedHooks(MethodHooks):
         )
 
 
+def member_cell(cell: dict[str, Any], member: dict[str, Any]) -> dict[str, Any]:
+    """A member's cell within a mixed population's: the member's method, named `<mixed>/<member>` (its
+    response cache lies in a folder of that name beside the mixed cell's)."""
+    method = member["method"]
+    return {**cell, "method": {**method, "name": f"{cell['method']['name']}/{method['name']}"}}
+
+
+def members_of(cell: dict[str, Any]) -> list[dict[str, Any]]:
+    """A cell's members' cells, none for a method that is not a mixed population."""
+    if cell["method"]["kind"] != MIXED:
+        return []
+    return [member_cell(cell, member) for member in cell["method"]["params"]["members"]]
+
+
 def share_of(share: Any, members: list[dict[str, Any]], n: int) -> float:
     """The part of an episode's agents a member plays: its share, its listed agents, or the rest."""
     if isinstance(share, (int, float)):

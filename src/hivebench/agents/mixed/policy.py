@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from hivebench.agents.mixed import member_cell
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.perturb.actions import merge
 from hivebench.seeding import Streams
@@ -88,7 +89,7 @@ def mixed_policy(cells: list[dict[str, Any]], gate: Any, build: Callable[..., Po
     policies = []
     for i, member in enumerate(members):
         method = member["method"]
-        own = [{**cell, "method": {**method, "name": f"{first['method']['name']}/{method['name']}"}} for cell in cells]
+        own = [member_cell(cell, member) for cell in cells]
         stream = "policy" if len(members) == 1 else f"policy/{method['name']}"
         policies.append(build(own, Streams(seeds, stream), live=Members(owner == i, n, gate), forge=gate))
     return MixedPopulation(policies, [m["method"]["name"] for m in members], owner, n)
