@@ -18,6 +18,7 @@ except PluginError as exc:
     raise WorkflowError(str(exc)) from None
 
 from hivebench.waggle.study.plays import block_plays, has_tables
+from hivebench.agents.mixed import MIXED
 from hivebench.cells import expand_jobs, seed_list
 from hivebench.config import (
     ConfigError,
@@ -172,7 +173,7 @@ MATRIX_STUDIES = [
 ROBUSTNESS_STUDIES = [
     study
     for study, jobs in JOBS.items()
-    if any("perturbation" in job.shared or job.shared["method"]["kind"] == "mixed" for job in jobs)
+    if any("perturbation" in job.shared or job.shared["method"]["kind"] == MIXED for job in jobs)
 ]
 CROSS_SECTIONS = {
     WAGGLE_SECTION: WAGGLE_STUDIES,

@@ -21,8 +21,9 @@ import yaml
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
+from hivebench.agents.mixed import MIXED
 from hivebench.method import CLASSICAL_TASKS_PER_JOB, JOB_KEYS
-from hivebench.perturb import ARM_JOIN, arm
+from hivebench.perturb import ARM_JOIN, NONE, arm
 from hivebench.perturb import resolved as resolved_perturbation
 from hivebench.suite import PluginError
 
@@ -724,7 +725,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     used |= {
         m
         for name in used & set(config["methods"])
-        if config["methods"][name]["kind"] == "mixed"
+        if config["methods"][name]["kind"] == MIXED
         for m in config["methods"][name]["members"]
     }
     for name in sorted(used & set(config["methods"])):
@@ -741,11 +742,11 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
     study = config["studies"][study_name]
     defined = config["perturbations"]
     for i, name in enumerate(study["perturbations"]):
-        if name != "none" and name not in defined:
-            known = ", ".join(["none", *sorted(defined)])
+        if name != NONE and name not in defined:
+            known = ", ".join([NONE, *sorted(defined)])
             yield f"{where}[{i}]: unknown perturbation {name!r} (defined: {known})"
             continue
-        parts = resolved_perturbation(name, defined[name]) if name != "none" else {}
+        parts = resolved_perturbation(name, defined[name]) if name != NONE else {}
         for task_name in study["tasks"]:
             task = config["tasks"].get(task_name)
             if task is None:
@@ -760,7 +761,7 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
                 for method in study["methods"]:
                     entry = config["methods"].get(method, {})
                     kinds = [config["methods"].get(m, {}).get("kind") for m in entry.get("members", {})]
-                    kinds = kinds if entry.get("kind") == "mixed" else [entry.get("kind")]
+                    kinds = kinds if entry.get("kind") == MIXED else [entry.get("kind")]
                     if any(
                         kind in METHODS and suite in METHODS[kind].impls and not METHODS[kind].impl(suite).adapted
                         for kind in kinds
@@ -780,7 +781,7 @@ def _mixed_problems(config: Config, study_name: str) -> Iterator[str]:
     suites = {task_suite(config["tasks"][t]["kind"]) for t in study["tasks"] if t in config["tasks"]}
     for name in study["methods"]:
         method = config["methods"].get(name, {})
-        if method.get("kind") != "mixed":
+        if method.get("kind") != MIXED:
             continue
         where = f"methods.{name}.members"
         shares = list(method["members"].values())
@@ -798,7 +799,7 @@ def _mixed_problems(config: Config, study_name: str) -> Iterator[str]:
             entry = config["methods"].get(member)
             if entry is None:
                 yield f"{where}.{member}: unknown method (defined: {', '.join(sorted(config['methods']))})"
-            elif entry["kind"] == "mixed" or "replicates" in entry:
+            elif entry["kind"] == MIXED or "replicates" in entry:
                 yield f"{where}.{member}: a member is a method of one kind without replicates"
             else:
                 for suite in sorted(suites - set(METHODS[entry["kind"]].impls)):
@@ -1227,7 +1228,7 @@ def _contrast_problems(config: Config, study_name: str) -> Iterator[str]:
     named = ([contrasts["reference"]] if "reference" in contrasts else []) + [
         m for pair in contrasts.get("pairs", []) for m in pair
     ]
-    arms = [arm(m, None if p == "none" else p) for p in study["perturbations"] for m in study["methods"]]
+    arms = [arm(m, None if p == NONE else p) for p in study["perturbations"] for m in study["methods"]]
     for name in dict.fromkeys(named):
         if name not in arms:
             yield f"{where}: {name!r} is not one of this study's methods or arms ({', '.join(arms)})"

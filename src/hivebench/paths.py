@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hivebench import perturb
+from hivebench.agents.mixed import MIXED
 from hivebench.registry import METHODS, task_kind
 
 EPISODES_DIR = "results/episodes/{study}/{suite}/{task}/{method}/n{population}"
@@ -97,7 +98,7 @@ def side_tables(cell: dict[str, Any]) -> tuple[str, ...]:
 
 def method_tables(method: dict[str, Any], suite: str) -> tuple[str, ...]:
     """The side tables a (resolved) method writes: its kind's, or a mixed population's members'."""
-    if "members" in method["params"] and method["kind"] == "mixed":
+    if method["kind"] == MIXED:
         return tuple(dict.fromkeys(t for m in method["params"]["members"] for t in method_tables(m["method"], suite)))
     return METHODS[method["kind"]].impl(suite).tables
 

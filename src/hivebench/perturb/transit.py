@@ -63,7 +63,7 @@ class UnreliableMedium:
         self.truncate, self.chars = settings.get("truncate", 0), settings.get("truncate_chars", 0)
         self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder", "truncate")}
         self.now = 0  # the round whose messages the next delivery brings
-        # this round's messages: sender, receiver, (lost, delay, duplicated)
+        # this round's messages: sender, receiver, (lost, delay, duplicated, cut)
         self.fates: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
         self.held: list[tuple[int, inboxes.Inbox]] = []  # (due round, deliveries), in the order held
         self.events: list[tuple[np.ndarray, ...]] = []  # (step, sender, receiver, fate, arrival) arrays
@@ -104,7 +104,7 @@ class UnreliableMedium:
             lost, delay, doubled, cut = (d[own] for d in draws)
         else:
             lost, delay, doubled, cut = self._fates(receiver)
-        cut &= ~lost
+        cut = cut & ~lost  # not in place: the drawn fates stay as drawn
         if cut.any():
             inbox, unreadable = inboxes.truncated(inbox, cut, self.chars)
             arrival = np.where(unreadable, -1, step + 1 + delay)
