@@ -44,7 +44,7 @@ def cells(task: str, method: str, n: int, seeds: int) -> dict[str, list[dict]]:
     """The block of each arm (None: unperturbed) of one task and method."""
     config = yaml.safe_load(CONFIG.read_text())
     config["perturbations"] = copy.deepcopy(PERTURBATIONS)
-    names = ["none", *(p for p in PERTURBATIONS if not (task == "cycle" and "medium" in PERTURBATIONS[p]))]
+    names = ["none", *PERTURBATIONS]
     config["studies"] = {
         "b": {"tasks": [task], "methods": [method], "populations": [n], "seeds": seeds, "perturbations": names}
     }

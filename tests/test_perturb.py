@@ -5,6 +5,7 @@ unperturbed cell, and every draw is the cell seed's own."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from functools import cache
@@ -37,10 +38,11 @@ from hivebench.paths import calls_path, cell_files, cell_path, table_fields
 from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
 from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
-from hivebench.registry import METHODS, SUITE_OBJECTS
+from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
 from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
+from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.silobench.exchange import ShardTexts
 from hivebench.view.episode import load as load_episode
 from hivebench.view.page import render as render_page
@@ -105,7 +107,7 @@ def without_metadata(path: str) -> pa.Table:
 
 @pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
 def test_a_perturbation_that_changes_nothing_writes_the_unperturbed_cells_bytes(task, methods, n, tmp_path):
-    cells = blocks(study(task, methods, n, ["none", "q0", "f0", "a1"] if task != "cycle" else ["none", "f0", "a1"]))
+    cells = blocks(study(task, methods, n, ["none", "q0", "f0", "a1"]))
     for (method, perturbation), group in cells.items():
         if perturbation is None:
             continue
@@ -132,7 +134,7 @@ def records_equal(a, b) -> None:
 
 @pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
 def test_a_perturbed_cell_is_its_seeds_alone_whatever_its_block(task, methods, n):
-    names = ["crash", "stuck", "sleepy"] + (["lossy"] if task != "cycle" else [])
+    names = ["crash", "stuck", "sleepy", "lossy"]
     cells = blocks(study(task, methods[:1], n, names, seeds=3))
     for (_, perturbation), group in cells.items():
         together = play_block(group)
@@ -235,6 +237,47 @@ def test_a_delayed_message_arrives_exactly_its_delay_late_and_a_duplicate_once_m
     assert set(transit.fate) == {"duplicated"} and (transit.arrival == transit.step + 2).all()
 
 
+def loopbench_under(medium: dict[str, Any], rounds: int = 12) -> ColoringTask:
+    """Two 7-cycles coloured at random for `rounds` rounds, each node announcing its colour through an
+    unreliable medium with these settings."""
+    task = ColoringTask({"graph": "cycle", "colors": 2, "steps": rounds, "init": "random", "metric_window": 3}, 7)
+    task.reset([3, 4])
+    task.medium = UnreliableMedium(task.medium, settings(**medium), Streams([3, 4], "perturbation/medium"))
+    draws = np.random.default_rng(0).integers(0, 2, (rounds, task.agents))
+    for decisions in draws:
+        views = task.observe()
+        task.step(decisions)
+    views = task.observe()
+    assert (views.heard[-1] == task.hearing.heard[rounds]).all()
+    return task
+
+
+def test_a_loopbench_agent_hears_a_delayed_colour_late_and_keeps_the_last_it_heard_of_a_lost_one():
+    late = loopbench_under({"delay": 2})
+    truth = late.trajectory[:, late.hearing.sender]  # per state, each edge's neighbour's colour as it is
+    assert (late.hearing.heard[:3] == truth[0]).all()  # a colour of state t >= 1 is heard at state t + 2
+    assert (late.hearing.heard[3:] == truth[1:-2]).all()
+    lossy = loopbench_under({"loss": 0.3})
+    heard, truth = lossy.hearing.heard, lossy.trajectory[:, lossy.hearing.sender]
+    transit = pa.concat_tables([lossy.medium.tables(s)["transit"] for s in range(2)]).to_pandas()
+    stale = heard[1:] != truth[1:]
+    assert stale.any() and (transit.fate == "lost").sum() == sum(
+        lossy.medium.counts(s)["lost_messages"] for s in (0, 1)
+    )
+    for t in range(1, len(heard)):  # an edge either heard this round's colour or kept last round's
+        assert ((heard[t] == truth[t]) | (heard[t] == heard[t - 1])).all()
+    # the views' counts are of the heard colours; the record's conflicts of the colours as they are
+    views = lossy.observe()
+    heard_counts = np.zeros((lossy.agents, 2), dtype=np.int64)
+    np.add.at(heard_counts, (lossy.hearing.receiver, heard[-1]), 1)
+    assert (views.neighbor_counts == heard_counts).all()
+    actual = np.zeros_like(heard_counts)
+    np.add.at(actual, (lossy.hearing.receiver, truth[-1]), 1)
+    colors = lossy.trajectory[-1]
+    assert (lossy.conflicts[-1] == actual[np.arange(lossy.agents), colors]).all()
+    assert (views.own_conflicts == heard_counts[np.arange(lossy.agents), colors]).all()
+
+
 def test_a_broadcasts_deliveries_share_its_fate_unless_drawn_per_delivery():
     position = np.zeros((4, 2), dtype=np.int64)  # every agent within reach of every other
     present = np.ones(4, dtype=bool)
@@ -266,9 +309,11 @@ def test_point_to_point_deliveries_arrive_late_beside_the_rounds_own():
     assert arrived == {f"{t}:{x}>{r}": [t + 2] for t in range(4) for x, r in (("a", 1), ("b", 2))}
 
 
-def test_the_config_names_a_perturbation_it_lacks_and_one_that_cannot_apply():
+def test_the_config_names_a_perturbation_it_lacks_and_one_that_cannot_apply(monkeypatch):
     with pytest.raises(ConfigError, match=r"studies.t.perturbations\[1\]: unknown perturbation 'wobbly'"):
         study("cycle", ["greedy"], 5, ["none", "wobbly"])
+    suite, kind = TASK_KINDS["coloring"]  # as a plug-in's task kind without a medium would declare it
+    monkeypatch.setitem(TASK_KINDS, "coloring", (suite, dataclasses.replace(kind, medium=False)))
     with pytest.raises(
         ConfigError, match=r"perturbation 'lossy' changes messages, and task 'cycle' \(coloring\) sends none"
     ):

@@ -734,7 +734,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
 
 def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
     """A study's perturbations are the config's (or `none`); one that changes messages runs only tasks
-    whose agents send them (a task with a `messages` table), one with adversarial agents only suites
+    whose agents send them (a task kind with a `medium`), one with adversarial agents only suites
     that define an adversary (or methods on the Waggle trace field, where they forge traces)."""
     from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind, task_suite
 
@@ -751,7 +751,7 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
             task = config["tasks"].get(task_name)
             if task is None:
                 continue
-            if "medium" in parts and "messages" not in task_kind(task["kind"]).tables:
+            if "medium" in parts and not task_kind(task["kind"]).medium:
                 yield (
                     f"{where}[{i}]: perturbation {name!r} changes messages, and task {task_name!r} "
                     f"({task['kind']}) sends none"

@@ -117,6 +117,8 @@ class TaskKind:
     version: int  # bump when results change: every cell of this kind reruns
     hooks: TaskHooks
     tables: tuple[str, ...] = ()  # side tables a cell writes beside its per-agent table (s<seed>.<name>.parquet)
+    # what its agents learn of one another passes through the task's `medium` (a perturbation may wrap it)
+    medium: bool = False
 
     def load(self) -> Any:
         return load(self.target)

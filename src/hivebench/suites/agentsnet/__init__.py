@@ -81,7 +81,9 @@ def classical_message_chars(problem: str, n: int) -> int:
 
 SUITE = Suite(
     name="agentsnet",
-    tasks={"agentsnet": TaskKind(f"{PACKAGE}.task:NetTask", version=1, hooks=NetHooks(), tables=("messages",))},
+    tasks={
+        "agentsnet": TaskKind(f"{PACKAGE}.task:NetTask", version=1, hooks=NetHooks(), tables=("messages",), medium=True)
+    },
     methods={
         "distributed": MethodImpl(f"{PACKAGE}.baselines:DistributedAlgorithm", version=2, classical_messages=True),
         "random": MethodImpl(f"{PACKAGE}.baselines:RandomAnswers", version=2),

@@ -85,7 +85,7 @@ def _classical(name: str) -> MethodImpl:
 
 SUITE = Suite(
     name="loopbench",
-    tasks={"coloring": TaskKind(f"{PACKAGE}.task:ColoringTask", version=3, hooks=ColoringHooks())},
+    tasks={"coloring": TaskKind(f"{PACKAGE}.task:ColoringTask", version=3, hooks=ColoringHooks(), medium=True)},
     methods={
         "random": _classical("RandomColorer"),
         "conservative_random": _classical("ConservativeRandomColorer"),

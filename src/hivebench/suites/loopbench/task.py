@@ -18,6 +18,7 @@ from hivebench.suites.loopbench.graphs import (
     cycle_conf_best,
     cycle_edges,
 )
+from hivebench.suites.loopbench.hearing import Announcements, Hearing
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,10 @@ class ColoringViews:
     """One round's local views of all agents of a block, as arrays (row v is agent v's view; a block
     of S episodes has S * n agents on the disjoint union of their graphs).
 
-    Agent v may know: its id v, its colour, its neighbours' colours (through `neighbor_counts`, or
-    `neighbors_of(v)` with `colors`), and its own history (`history[:, v]` and its neighbours' columns).
+    Agent v may know: its id v, its colour, its neighbours' colours as it has heard them (through
+    `neighbor_counts`, or `neighbor_colors(v)`), its own history (`history[:, v]`) and what it heard of
+    its neighbours in each earlier state (`neighbor_colors(v, t)`). Unperturbed an agent hears every
+    neighbour's colour as it is (hivebench.suites.loopbench.hearing).
     """
 
     step: int
@@ -34,14 +37,23 @@ class ColoringViews:
     n: int  # agents per episode (agent v is agent v mod n of episode v // n)
     num_colors: int
     colors: np.ndarray  # (n,) each agent's current colour
-    neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k
-    own_conflicts: np.ndarray  # (n,) how many neighbours of v hold v's colour
+    neighbor_counts: np.ndarray  # (n, c) how many neighbours of v hold colour k, as v heard them
+    own_conflicts: np.ndarray  # (n,) how many neighbours of v hold v's colour, as v heard them
     history: np.ndarray  # (step, S * n) the colours of earlier states 0..step-1
+    # (step + 1, E) per state and directed edge e, what src[e] heard of indices[e]'s colour; None
+    # where every announcement arrived as sent (the colours themselves, `history` and `colors`)
+    heard: np.ndarray | None
     indptr: np.ndarray  # CSR adjacency: neighbours of v are indices[indptr[v]:indptr[v + 1]]
     indices: np.ndarray
 
     def neighbors_of(self, agent: int) -> np.ndarray:
         return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
+
+    def neighbor_colors(self, agent: int, state: int = -1) -> np.ndarray:
+        """The colours `agent` heard from its neighbours (in `neighbors_of` order) in `state` (the current one)."""
+        if self.heard is not None:
+            return self.heard[state, self.indptr[agent] : self.indptr[agent + 1]]
+        return (self.colors if state in (-1, self.step) else self.history[state])[self.neighbors_of(agent)]
 
 
 def exact_conf_best(edges: np.ndarray, n: int, colors: int) -> int:
@@ -66,8 +78,9 @@ def _exact_conf_best(edge_list: tuple[tuple[int, int], ...], n: int, colors: int
 
 
 class ColoringTask:
-    """State: every node's colour. All agents see the same pre-update state; `step` applies all at once.
-    A block's episodes share the graph and the horizon; the block plays S copies of it side by side."""
+    """State: every node's colour. All agents see the same pre-update state (as announced to them:
+    `medium`); `step` applies all at once. A block's episodes share the graph and the horizon; the
+    block plays S copies of it side by side."""
 
     def __init__(self, params: dict[str, Any], population: int):
         graph = params["graph"]
@@ -113,6 +126,8 @@ class ColoringTask:
         self.conflicts = np.zeros((self.steps + 1, self.agents), dtype=np.int64)  # each agent's, per state
         if self.init != "same":
             self.trajectory[0] = Streams(seeds, "init").integers(0, self.num_colors, (self.agents,))
+        self.medium = self._bare = Announcements(block)
+        self.hearing: Hearing | None = None  # kept once a perturbation wraps the medium
         self.t = 0
         self._count()
 
@@ -125,16 +140,26 @@ class ColoringTask:
         return np.bincount(keys, minlength=self.agents * self.num_colors).reshape(self.agents, self.num_colors)
 
     def _count(self) -> None:
-        """The current state's neighbour counts, and every agent's conflicts in it for the record."""
+        """The current state's neighbour counts as each agent heard them, and every agent's conflicts
+        in it for the record (as they are)."""
         colors = self.trajectory[self.t]
         self._counts = self.neighbor_counts(colors)
-        self._counts.flags.writeable = False
         self.conflicts[self.t] = self._counts.ravel()[self._row_starts + colors]
+        self._own = self.conflicts[self.t].view()
+        if self.hearing is not None and not self.hearing.exact:
+            keys = self._src * self.num_colors + self.hearing.heard[self.t]
+            self._counts = np.bincount(keys, minlength=self.agents * self.num_colors).reshape(self.agents, -1)
+            self._own = self._counts.ravel()[self._row_starts + colors]
+        self._counts.flags.writeable = self._own.flags.writeable = False
 
     def observe(self) -> ColoringViews:
         # Read-only views, not copies: rows 0..t are never written again.
-        past, conflicts = self.trajectory[: self.t + 1].view(), self.conflicts[self.t].view()
-        past.flags.writeable = conflicts.flags.writeable = False
+        past = self.trajectory[: self.t + 1].view()
+        past.flags.writeable = False
+        heard = None
+        if self.hearing is not None:
+            heard = self.hearing.heard[: self.t + 1].view()
+            heard.flags.writeable = False
         return ColoringViews(
             step=self.t,
             horizon=self.steps,
@@ -142,8 +167,9 @@ class ColoringTask:
             num_colors=self.num_colors,
             colors=past[self.t],
             neighbor_counts=self._counts,
-            own_conflicts=conflicts,
+            own_conflicts=self._own,
             history=past[: self.t],
+            heard=heard,
             indptr=self.indptr,
             indices=self._dst,
         )
@@ -152,6 +178,10 @@ class ColoringTask:
         decisions = np.asarray(decisions)
         if decisions.shape != (self.agents,) or decisions.min() < 0 or decisions.max() >= self.num_colors:
             raise ValueError(f"step {self.t}: expected {self.agents} colours in 0..{self.num_colors - 1}")
+        if self.medium is not self._bare:  # the bare medium delivers every colour as it is: nothing to keep
+            if self.hearing is None:
+                self.hearing = Hearing(self.medium.block, self.num_colors, self.steps + 1, self.trajectory[0])
+            self.hearing.announce(self.medium, self.t, decisions)
         self.t += 1
         self.trajectory[self.t] = decisions
         self._count()
@@ -177,7 +207,8 @@ class ColoringTask:
         return [
             EpisodeRecord(
                 {"step": step, "agent": agent, "color": color[s], "conflicts": conflicts[s], "changed": changed[s]},
-                {"graph": label, **dict(zip(metrics, values))},
+                {"graph": label, **dict(zip(metrics, values)), **self.medium.counts(s)},
+                dict(self.medium.tables(s)),  # none on the bare medium; a perturbation's `transit`
             )
             for s, values in enumerate(zip(*metrics.values()))
         ]

@@ -23,23 +23,23 @@ SYSTEM = (
 
 
 def history_lines(views: ColoringViews, agent: int, window: int) -> list[str]:
-    """The last `window` rounds, oldest first: this agent's colour, then its neighbours' (the paper's H_t(v))."""
-    neighbours = views.neighbors_of(agent)
+    """The last `window` rounds, oldest first: this agent's colour, then its neighbours' as it heard
+    them (the paper's H_t(v))."""
     first = max(0, views.step - window)
     return [
         f"{'start' if t == 0 else f'after round {t}'}: you {views.history[t, agent]}, neighbours "
-        + " ".join(str(views.history[t, u]) for u in neighbours)
+        + " ".join(str(c) for c in views.neighbor_colors(agent, t))
         for t in range(first, views.step)
     ]
 
 
 def user_prompt(views: ColoringViews, agent: int, window: int) -> str:
     """Terse on purpose: a local model pre-fills every token of it, every round, for every agent."""
-    neighbours = views.neighbors_of(agent)
+    neighbours = zip(views.neighbors_of(agent), views.neighbor_colors(agent))
     lines = [
         f"You are agent {agent % views.n}. Round {views.step + 1} of {views.horizon}.",
         f"Now: you {views.colors[agent]}; "
-        + ", ".join(f"agent {u % views.n}: {views.colors[u]}" for u in neighbours)
+        + ", ".join(f"agent {u % views.n}: {color}" for u, color in neighbours)
         + f" ({int(views.own_conflicts[agent])} conflict with you).",
     ]
     history = history_lines(views, agent, window)

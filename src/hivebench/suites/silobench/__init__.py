@@ -207,7 +207,11 @@ def _too_many(params: dict[str, Any], n: int) -> str:
 
 SUITE = Suite(
     name="silobench",
-    tasks={"silobench": TaskKind(f"{PACKAGE}.task:SiloTask", version=2, hooks=SiloHooks(), tables=("messages",))},
+    tasks={
+        "silobench": TaskKind(
+            f"{PACKAGE}.task:SiloTask", version=2, hooks=SiloHooks(), tables=("messages",), medium=True
+        )
+    },
     methods={
         "distributed": MethodImpl(f"{PACKAGE}.baselines:Distributed", version=1, classical_messages=True),
         "local": MethodImpl(f"{PACKAGE}.baselines:LocalOnly", version=1),

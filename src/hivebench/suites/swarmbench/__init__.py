@@ -203,7 +203,11 @@ def frame_cells(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 SUITE = Suite(
     name="swarmbench",
-    tasks={"swarmbench": TaskKind(f"{PACKAGE}.task:SwarmTask", version=1, hooks=SwarmHooks(), tables=("messages",))},
+    tasks={
+        "swarmbench": TaskKind(
+            f"{PACKAGE}.task:SwarmTask", version=1, hooks=SwarmHooks(), tables=("messages",), medium=True
+        )
+    },
     methods={
         "random": MethodImpl(f"{PACKAGE}.baselines:RandomMoves", version=1),
         "heuristic": MethodImpl(f"{PACKAGE}.baselines:LocalHeuristic", version=1),
