@@ -10,6 +10,7 @@ import json
 import re
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,10 @@ from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
 from hivebench.suites.loopbench.task import ColoringTask
-from hivebench.suites.silobench.exchange import ShardTexts
+from hivebench.suites.silobench.adversary import SiloAdversary, forged_instance
+from hivebench.suites.silobench.exchange import ShardTexts, forged_shard
+from hivebench.suites.silobench.instances import instance, whole_answer
+from hivebench.suites.silobench.task import SiloActions
 from hivebench.view.episode import load as load_episode
 from hivebench.view.page import render as render_page
 from tests.test_media import graph
@@ -67,6 +71,7 @@ PERTURBATIONS = {
     "stuck": {"faults": {"kind": "stuck", "fraction": 0.25, "onset": 1}},
     "sleepy": {"activation": {"count": 3}},
     "adv": {"faults": {"kind": "adversarial", "fraction": 0.25, "onset": 1}},
+    "lie": {"faults": {"kind": "adversarial", "fraction": 0.25}},
     "rand": {"faults": {"kind": "random", "fraction": 0.25, "onset": 0}},
     "lossy-crash": {
         "medium": {"loss": 0.3, "delay": 1, "delay_max": 2},
@@ -471,12 +476,44 @@ def test_agentsnet_adversaries_claim_leadership_and_random_agents_answer_among_t
     assert messages[messages.sender.isin(final[final.faulty].agent)].empty  # a random agent's messages are empty: none
 
 
-def test_an_adversarial_fault_needs_its_suites_adversary_or_the_trace_field():
+def test_an_adversarial_fault_needs_its_suites_adversary_or_the_trace_field(monkeypatch):
     with pytest.raises(ConfigError, match="loopbench defines no adversary"):
         study("cycle", ["greedy"], 5, ["adv"])
+    study("silo", ["distributed"], 6, ["adv"])
+    monkeypatch.setitem(SUITE_OBJECTS, "silobench", dataclasses.replace(SUITE_OBJECTS["silobench"], adversary=None))
     with pytest.raises(ConfigError, match="silobench defines no adversary"):
         study("silo", ["distributed"], 6, ["adv"])
     study("silo", ["fixedswarm"], 6, ["adv"])  # its agents forge traces
+
+
+def test_a_silobench_adversary_reports_a_wrong_value_of_its_shard_and_its_receivers_answer_from_it():
+    config = study("silo", ["distributed"], 6, ["none", "lie"], seeds=[5, 6, 7])
+    cells = blocks(config)
+    liars, honest = play_block(cells[("distributed", "lie")]), play_block(cells[("distributed", None)])
+    assert all(r.summary["exact"] == 1 for r in honest)
+    assert np.mean([r.summary["exact"] for r in liars]) < 0.5
+    for cell, record in zip(cells[("distributed", "lie")], liars):
+        inst = instance(cell["task"]["params"]["task"], 6, cell["seed"])
+        faulty = np.flatnonzero(np.asarray(record.agents["faulty"])[:6])
+        assert len(faulty) == 2  # a quarter of 6, rounded
+        messages = record.table("messages").to_pandas()
+        carried = [json.loads(text) for text in messages.text]
+        for agent in faulty:  # it says another agent's shard is its own; the others pass the lie on
+            said = [shards[str(agent)] for shards in carried if str(agent) in shards]
+            lie = forged_shard(inst.shards, agent)
+            assert len(said) > 3 and lie != inst.shards[agent] and all(value == lie for value in said)
+        # every honest agent holds all the shards, the liars' forged: it answers what they make true
+        answers = pa.array(record.agents["answer"]).to_pylist()[-6:]
+        expected = whole_answer(forged_instance(inst, faulty.tolist()), list(range(6)))
+        assert [answers[v] for v in range(6) if v not in faulty] == [json.dumps(expected)] * 4
+
+
+def test_a_silobench_adversary_replaces_an_llm_agents_message_with_its_lie():
+    views = SimpleNamespace(block=GraphBlock([graph([(0, 1), (1, 2)], 3)]), instances=[instance("I-09", 3, 1)])
+    sent = exchange.Outbox(np.array([0, 1, 2]), np.array([1, 2, 1]), text=["a", "b", "c"])
+    lied = SiloAdversary(Streams([1], "x")).act(views, SiloActions(outbox=sent), np.array([False, True, False]))
+    shards = views.instances[0].shards
+    assert lied.outbox.text == ["a", json.dumps({"1": forged_shard(shards, 1)}), "c"]
 
 
 def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(tmp_path):

@@ -220,6 +220,7 @@ SUITE = Suite(
     metrics=(Metric("exact"), Metric("success"), Metric("partial")),
     schema="schema.yaml",
     text_view=f"{PACKAGE}.text:SiloView",
+    adversary=f"{PACKAGE}.adversary:SiloAdversary",
     agent_metrics=("exact", "partial"),
     example={
         "task": {"kind": "silobench", "task": "III-24", "protocol": "broadcast", "rounds": 2},

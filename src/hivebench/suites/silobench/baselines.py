@@ -23,6 +23,7 @@ local never holds every shard, and answers at round R.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,10 @@ import pyarrow as pa
 from hivebench.engine.api import Policy
 from hivebench.engine.media.exchange import Outbox
 from hivebench.seeding import Streams
+from hivebench.suites.silobench.adversary import forged_instance
+from hivebench.suites.silobench.exchange import FORGED
 from hivebench.suites.silobench.instances import own_answer, whole_answer
+from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
 
@@ -49,6 +53,9 @@ class Holdings:
         # holds (-1: none, 0: as dealt, 1: as changed); None without it
         self.version: np.ndarray | None = None
         self.news: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        # Once an adversary's lie has arrived (hivebench.suites.silobench.adversary): which shards each
+        # agent holds forged, unknowing (it passes them on as they came); None before
+        self.forged: np.ndarray | None = None
 
     def start(self, views: SiloViews) -> None:
         agents, n = views.block.agents, views.block.n
@@ -74,7 +81,7 @@ class Holdings:
         inbox = views.inbox
         if len(inbox.receiver):
             assert inbox.outbox.payload is not None
-            payload = inbox.outbox.payload[inbox.message]
+            payload, lies = carried_shards(inbox.outbox.payload[inbox.message])
             news = payload & ~known[inbox.receiver]
             if self.version is not None:  # a delivery carries the versions its sender held when it sent
                 carried = np.where(payload, self.version[inbox.sender], -1)
@@ -90,6 +97,9 @@ class Holdings:
                 np.maximum.at(self.version, (receiver, owners), carried[rows, owners])
             source[receiver, owners] = inbox.sender[rows]
             known[receiver, owners] = True
+            if lies is not None or self.forged is not None:  # a shard is held as the delivery that told it has it
+                self.forged = np.zeros_like(known) if self.forged is None else self.forged
+                self.forged[receiver, owners] = False if lies is None else lies[rows, owners]
         n = views.block.n
         if self.version is not None and views.changed is not None and views.step == views.intervention:
             assert self.passed is not None
@@ -100,9 +110,24 @@ class Holdings:
         for s, store in enumerate(views.store):
             for entry in store.values():
                 if entry.payload is not None and entry.step == views.step - 1:  # older writes are held already
-                    known[s * n : (s + 1) * n] |= entry.payload
+                    payload, lies = carried_shards(entry.payload)
+                    readers = slice(s * n, (s + 1) * n)
+                    if lies is not None or self.forged is not None:
+                        self.forged = np.zeros_like(known) if self.forged is None else self.forged
+                        fresh = payload & ~known[readers]
+                        self.forged[readers] = np.where(fresh, False if lies is None else lies, self.forged[readers])
+                    known[readers] |= payload
         self.held.append(known.sum(axis=1))
         return known
+
+    def marked(self, outbox: Outbox) -> Outbox:
+        """The outbox with each forged shard its senders hold marked `FORGED`, as it came to them."""
+        if self.forged is None or outbox.payload is None or not len(outbox):
+            return outbox
+        lies = outbox.payload & self.forged[outbox.sender]
+        if not lies.any():
+            return outbox
+        return replace(outbox, payload=np.where(lies, FORGED, outbox.payload).astype(np.int8))
 
     def unpassed(self, own_only: bool) -> np.ndarray:
         """The shards each agent has not passed on yet: of its own only, or of all it holds."""
@@ -123,18 +148,21 @@ class Holdings:
         """The answers of agents `who` from the shards they hold (one solve per distinct holding), None
         for the others; `who` answered in this round."""
         assert self.known is not None and self.answered is not None
-        solved: dict[tuple[int, int, bytes], tuple[Any, list[int]]] = {}
+        solved: dict[tuple[int, int, bytes, bytes], tuple[Any, list[int], Instance]] = {}
         answers: list[Any] = [None] * len(self.known)
         n = views.block.n
         for v in np.flatnonzero(who).tolist():
             s, inst = v // n, views.instances[v // n]
             if views.previous is not None and self.version is not None and self.version[v, views.changed[s]] == 0:
                 inst = views.previous[s]  # it holds the changed shard as it was
-            key = (s, id(inst), self.known[v].tobytes())
+            forged = None if self.forged is None else self.forged[v]
+            key = (s, id(inst), self.known[v].tobytes(), b"" if forged is None else forged.tobytes())
             if key not in solved:
                 owners = np.flatnonzero(self.known[v]).tolist()
-                solved[key] = (whole_answer(inst, owners), owners)
-            whole, owners = solved[key]
+                if forged is not None and forged.any():
+                    inst = forged_instance(inst, np.flatnonzero(forged).tolist())
+                solved[key] = (whole_answer(inst, owners), owners, inst)
+            whole, owners, inst = solved[key]
             answers[v] = whole if views.oracle else own_answer(inst, whole, owners, v % n)
         self.answered[who & (self.answered < 0)] = views.step
         return answers, who
@@ -149,6 +177,14 @@ class Holdings:
         return {"held": pa.array(held.ravel().astype(np.int32))}
 
 
+def carried_shards(payload: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """A payload's rows as (which owners' shards each carries, which of them forged: None where none
+    can be, a boolean payload)."""
+    if payload.dtype == bool:
+        return payload, None
+    return payload > 0, payload == FORGED
+
+
 class ClassicalPolicy(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         self.holdings = Holdings()
@@ -160,7 +196,7 @@ class ClassicalPolicy(Policy):
         if views.answering:
             answers, given = self.holdings.answers(views, views.active)
             return SiloActions(answers=answers, given=given)
-        outbox = self.send(views, known)
+        outbox = self.holdings.marked(self.send(views, known))
         if not views.early:
             return SiloActions(outbox=outbox)
         done = views.active & known.all(axis=1) & ~self.holdings.unpassed(self.own_only(views)).any(axis=1)

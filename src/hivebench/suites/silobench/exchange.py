@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -16,30 +17,60 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 KEY_CHARS = 64  # the longest store key
+FORGED = 2  # a payload entry of an adversary's (hivebench.suites.silobench.adversary): a shard carried forged
+
+
+def forged_shard(shards: Sequence[Any], owner: int) -> Any:
+    """The value an adversary reports for `owner`'s shard: of the episode's distinct shards in the order
+    of their JSON texts, the next after its own (wrapping round; its own if every shard is alike). A
+    value of the right kind, drawn from nothing, and the same whatever the agents' labels."""
+    by_text = {json.dumps(shard, sort_keys=True): shard for shard in shards}
+    texts = sorted(by_text)
+    own = texts.index(json.dumps(shards[owner], sort_keys=True))
+    return by_text[texts[(own + 1) % len(texts)]]
+
+
+def shard_items(shards: Sequence[Any]) -> list[str]:
+    """Per owner, its shard as a message's item: '"owner": shard'."""
+    return [f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(shards)]
 
 
 class ShardTexts:
     """Every shard of a block's instances as JSON text: a classical message's text and size (the
-    medium's `Content`)."""
+    medium's `Content`). A payload row marks each owner whose shard it carries: 1 as dealt, `FORGED`
+    as an adversary reports it (boolean rows: as dealt)."""
 
     def __init__(self, shards: Sequence[Sequence[Any]]):
-        # per episode, per owner: '"owner": shard'
-        items = [[f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(episode)] for episode in shards]
+        self.shards = shards
+        items = [shard_items(episode) for episode in shards]
         # (episodes, n): the characters each owner's shard adds to a message, '{' items joined by ', '
         # '}': the item and its separator (or the braces, for the first); a message of items is their sum
         self.costs = np.array([[len(item) + 2 for item in episode] for episode in items], dtype=np.int64)
         self.items = [pa.array(episode, pa.string()) for episode in items]
 
+    @cached_property
+    def forged(self) -> tuple[np.ndarray, list[pa.StringArray]]:
+        """The costs and items of every owner's shard as an adversary reports it."""
+        items = [shard_items([forged_shard(s, o) for o in range(len(s))]) for s in self.shards]
+        costs = np.array([[len(item) + 2 for item in episode] for episode in items], dtype=np.int64)
+        return costs, [pa.array(episode, pa.string()) for episode in items]
+
     def sizes(self, episode: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """Characters of each message i of episode[i] carrying masks[i] (summed over the shards
         carried, not over every owner; an empty message is '{}')."""
         rows, owners = np.nonzero(masks)
-        items = np.bincount(rows, weights=self.costs[episode[rows], owners], minlength=len(masks)).astype(np.int64)
+        costs = self.costs[episode[rows], owners]
+        if masks.dtype != bool and (lies := masks[rows, owners] == FORGED).any():
+            costs = np.where(lies, self.forged[0][episode[rows], owners], costs)
+        items = np.bincount(rows, weights=costs, minlength=len(masks)).astype(np.int64)
         return np.where(masks.any(axis=1), items, 2)
 
     def texts(self, episode: int, masks: np.ndarray) -> pa.StringArray:
         """The text of each message carrying masks[i] (joined in Arrow: a block has many)."""
         rows, owners = np.nonzero(masks)
         offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(masks)))]).astype(np.int32)
-        items = pa.ListArray.from_arrays(pa.array(offsets), self.items[episode].take(pa.array(owners)))
+        chosen = self.items[episode].take(pa.array(owners))
+        if masks.dtype != bool and (lies := masks[rows, owners] == FORGED).any():
+            chosen = pc.if_else(pa.array(lies), self.forged[1][episode].take(pa.array(owners)), chosen)
+        items = pa.ListArray.from_arrays(pa.array(offsets), chosen)
         return pc.binary_join_element_wise("{", pc.binary_join(items, ", "), "}", "")
