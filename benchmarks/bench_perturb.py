@@ -4,7 +4,7 @@ the same blocks played and written as a job writes them (each cell's Parquet fil
 
 Baseline: the same block unperturbed. The must: a perturbed classical cell costs at most 1.3x the
 unperturbed one (issue 41). Blocks of --block seeds, timed over --seconds each (steady state: one
-block first, untimed).
+block first, untimed). Arms ending -c keep the medium's counts without its `transit` table.
 Usage: python benchmarks/bench_perturb.py [--seconds S] [--block B]
 """
 
@@ -34,6 +34,8 @@ CASES = [  # (task of the default config, classical method, N)
 PERTURBATIONS = {
     "loss-0.1": {"medium": {"loss": 0.1}},
     "delay-2": {"medium": {"delay": 2}},
+    "loss-0.1-c": {"medium": {"loss": 0.1, "transit": False}},  # -c: counts only, no transit table
+    "delay-2-c": {"medium": {"delay": 2, "transit": False}},
     "crash-0.25": {"faults": {"kind": "crash", "fraction": 0.25}},
     "stuck-0.25": {"faults": {"kind": "stuck", "fraction": 0.25}},
     "active-0.7": {"activation": {"probability": 0.7}},

@@ -67,6 +67,7 @@ PERTURBATIONS = {
     "f0": {"faults": {"kind": "crash", "fraction": 0, "onset": 2}},
     "a1": {"activation": {"probability": 1}},
     "lossy": {"medium": {"loss": 0.3, "delay": 1, "delay_max": 2}},
+    "lossy-counted": {"medium": {"loss": 0.3, "delay": 1, "delay_max": 2, "transit": False}},
     "crash": {"faults": {"kind": "crash", "fraction": 0.25, "onset": 2}},
     "stuck": {"faults": {"kind": "stuck", "fraction": 0.25, "onset": 1}},
     "sleepy": {"activation": {"count": 3}},
@@ -691,3 +692,17 @@ def test_a_mixed_populations_page_reads_its_model_members_calls(tmp_path, monkey
     # a scripted model keeps no cache: the record a real model's call leaves, where the member writes it
     ResponseCache(calls_path(member)).put("k1", ChatResult('{"color": 1}'), "m", [{"role": "user", "content": "hi"}])
     assert load_episode(tmp_path / cell_path(cell)).calls["k1"]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_a_medium_without_its_transit_table_writes_the_same_episode_one_file_fewer(tmp_path):
+    config = study("coloring-ws", ["distributed"], 8, ["lossy", "lossy-counted", "field-expiry"], seeds=[1, 2])
+    cells = blocks(config)
+    recorded, counted = cells[("distributed", "lossy")], cells[("distributed", "lossy-counted")]
+    assert "transit" not in recorded[0]["perturbation"]["medium"]  # the default: the cell as before the setting
+    assert [Path(f).name.split(".")[1] for f in cell_files(counted[0])[1:]] == ["messages"]
+    for a, b in zip(play_block(recorded), play_block(counted)):
+        assert a.summary == b.summary and pa.table(a.agents).equals(pa.table(b.agents))
+        assert set(a.tables) - set(b.tables) == {"transit"} and a.table("messages").equals(b.table("messages"))
+    # the trace field's expiry alone leaves the task's messages as they are: no transit table
+    expiry = cells[("distributed", "field-expiry")][0]
+    assert [Path(f).name.split(".")[1] for f in cell_files(expiry)[1:]] == ["messages"]

@@ -11,6 +11,7 @@ from hivebench.agents.mixed.policy import add_members, mixed_policy
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.models.scripted import RepliesError
 from hivebench.paths import calls_path
+from hivebench.perturb import in_transit
 from hivebench.perturb.agents import Gate, GatedPolicy, GatedView, add_columns
 from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
@@ -95,7 +96,7 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
     task.reset(seeds)
     perturbation = first.get("perturbation", {})
     streams = Streams(seeds, "perturbation")
-    if "medium" in perturbation:
+    if in_transit(perturbation):
         if not hasattr(task, "medium"):
             raise ValueError(f"perturbation {perturbation['name']!r}: task {first['task']['name']!r} has no medium")
         task.medium = UnreliableMedium(task.medium, perturbation["medium"], streams.child("medium"))

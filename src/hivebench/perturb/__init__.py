@@ -20,6 +20,10 @@ def arm(method: str, perturbation: str | None) -> str:
     return method if perturbation is None else f"{method}{ARM_JOIN}{perturbation}"
 
 
+# The medium settings that change messages in transit (the others, `expiry`, act on the Waggle field)
+TRANSIT_SETTINGS = ("loss", "delay", "delay_max", "duplicate", "reorder", "truncate")
+
+
 def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     """A perturbation as a cell holds it: its name, the version, and its parts that change anything
     (a loss of 0, a fault fraction of 0, an activation probability of 1 are left out, so that such a
@@ -30,7 +34,9 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
         medium.pop("delay_max", None)
     if not medium.get("truncate"):
         medium.pop("truncate_chars", None)  # no cut: its length changes nothing
-    if any(medium.get(key) for key in ("loss", "delay", "delay_max", "duplicate", "reorder", "expiry", "truncate")):
+    if medium.get("transit", True) or not any(medium.get(key) for key in TRANSIT_SETTINGS):
+        medium.pop("transit", None)  # the default (cells keep their identity), or nothing to record
+    if any(medium.get(key) for key in (*TRANSIT_SETTINGS, "expiry")):
         parts["medium"] = medium
     faults = entry.get("faults")
     if faults and faults["fraction"] > 0:
@@ -60,6 +66,7 @@ MEDIUM_DEFAULTS = {
     "reorder": False,
     "expiry": 0,
     "truncate": 0,
+    "transit": True,
 }
 
 
@@ -79,13 +86,20 @@ def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
     moved = [
         key
         for key, value in part.items()
-        if key not in ("unit", "truncate_chars") and value != MEDIUM_DEFAULTS.get(key)
+        if key not in ("unit", "truncate_chars", "transit") and value != MEDIUM_DEFAULTS.get(key)
     ]
     if len(moved) != 1 or ("medium", moved[0]) not in AXES:
         return None
     return AXES[("medium", moved[0])][0], part[moved[0]]
 
 
+def in_transit(perturbation: dict[str, Any] | None) -> bool:
+    """Whether a perturbation (as a cell holds it) changes messages between rounds: wraps the task's medium."""
+    medium = (perturbation or {}).get("medium", {})
+    return any(medium.get(key) for key in TRANSIT_SETTINGS)
+
+
 def side_tables(perturbation: dict[str, Any] | None) -> tuple[str, ...]:
-    """The side tables a perturbation adds to a cell: `transit`, each message its medium changed."""
-    return ("transit",) if perturbation is not None and "medium" in perturbation else ()
+    """The side tables a perturbation adds to a cell: `transit`, each message its medium changed
+    (unless its `transit` setting is off)."""
+    return ("transit",) if in_transit(perturbation) and perturbation["medium"].get("transit", True) else ()

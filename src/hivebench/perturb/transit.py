@@ -61,6 +61,7 @@ class UnreliableMedium:
                 " or cut"
             )
         self.truncate, self.chars = settings.get("truncate", 0), settings.get("truncate_chars", 0)
+        self.transit = settings.get("transit", True)  # write the `transit` table
         self.streams = {name: streams.child(name) for name in ("loss", "delay", "duplicate", "reorder", "truncate")}
         self.now = 0  # the round whose messages the next delivery brings
         # this round's messages: sender, receiver, (lost, delay, duplicated, cut)
@@ -174,6 +175,8 @@ class UnreliableMedium:
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
+        if not self.transit:
+            return self.inner.tables(episode)
         log = self._log
         return {
             **self.inner.tables(episode),
