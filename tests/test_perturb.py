@@ -71,6 +71,8 @@ PERTURBATIONS = {
     "crash": {"faults": {"kind": "crash", "fraction": 0.25, "onset": 2}},
     "stuck": {"faults": {"kind": "stuck", "fraction": 0.25, "onset": 1}},
     "sleepy": {"activation": {"count": 3}},
+    "drowsy": {"activation": {"probability": 0.4}},
+    "drowsy-answers": {"activation": {"probability": 0.4, "spare_answers": True}},
     "adv": {"faults": {"kind": "adversarial", "fraction": 0.25, "onset": 1}},
     "lie": {"faults": {"kind": "adversarial", "fraction": 0.25}},
     "rand": {"faults": {"kind": "random", "fraction": 0.25, "onset": 0}},
@@ -178,6 +180,25 @@ def test_partial_activation_lets_exactly_its_count_act_and_holds_the_others():
     colors = agents.pivot(index="step", columns="agent", values="color").to_numpy()
     asleep = ~agents.pivot(index="step", columns="agent", values="acted").to_numpy()
     assert (colors[1:][asleep[1:]] == colors[:-1][asleep[1:]]).all()  # an agent asleep keeps its colour
+
+
+@pytest.mark.parametrize("task, n", [("consensus-dt", 8), ("silo", 6)])
+def test_activation_that_spares_answers_wakes_every_agent_in_its_answer_round(task, n):
+    cells = blocks(study(task, ["distributed"], n, ["drowsy", "drowsy-answers"], seeds=[1, 2, 3]))
+    assert "spare_answers" not in cells[("distributed", "drowsy")][0]["perturbation"]["activation"]
+    assert axis(cells[("distributed", "drowsy-answers")][0]["perturbation"]) == (
+        "activation probability, answers spared",
+        0.4,
+    )
+    for name, spared in (("drowsy", False), ("drowsy-answers", True)):
+        acted = []
+        for record in play_block(cells[("distributed", name)]):
+            agents = pa.table(record.agents).to_pandas()
+            last = agents[agents.step == agents.step.max()]
+            given = last.answer.notna().to_numpy()
+            assert given.all() == spared and last.acted.all() == spared  # asleep, an agent gives no answer
+            acted.extend(agents.acted[(agents.step > 0) & (agents.step < agents.step.max())])
+        assert 0.25 < np.mean(acted) < 0.55  # the conversation's rounds sleep alike (p = 0.4)
 
 
 def messages_through(medium: UnreliableMedium, rounds: int, outbox, where=None) -> dict[str, list[int]]:

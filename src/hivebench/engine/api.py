@@ -176,7 +176,9 @@ class TextView(Protocol):
     parser's oddities. A view without that method has none. And it may offer `running(observation) ->
     np.ndarray`, (episodes,) bool: whose episode still runs this round, where an episode may run on
     with none of its agents live (SwarmBench Transport, once every agent has left the map); without
-    it, an episode runs while any of its agents is live."""
+    it, an episode runs while any of its agents is live. And `answering(observation) -> np.ndarray`,
+    (agents,) bool: whose reply this round is its final answer (AgentsNet's and Silo-Bench's answer
+    round), which partial activation may leave awake (hivebench.perturb); without it, none."""
 
     def agents(self, observation: Any) -> int:
         """How many agents the block has (every episode's)."""

@@ -41,9 +41,11 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     faults = entry.get("faults")
     if faults and faults["fraction"] > 0:
         parts["faults"] = dict(faults)
-    activation = entry.get("activation")
+    activation = dict(entry.get("activation") or {})
+    if not activation.get("spare_answers", True):
+        del activation["spare_answers"]  # the default: cells keep the identity they had before the setting
     if activation and activation.get("probability", 0) < 1:
-        parts["activation"] = dict(activation)
+        parts["activation"] = activation
     return {"name": name, "version": VERSION, **parts}
 
 
@@ -81,8 +83,9 @@ def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
     if parts[0] == "faults":
         return f"{part['kind']} fraction from round {part['onset']}", part["fraction"]
     if parts[0] == "activation":
-        (setting, value), *_ = part.items()
-        return AXES[("activation", setting)][0], value
+        setting = "probability" if "probability" in part else "count"
+        spared = ", answers spared" if part.get("spare_answers") else ""
+        return AXES[("activation", setting)][0] + spared, part[setting]
     moved = [
         key
         for key, value in part.items()

@@ -64,12 +64,15 @@ class Gate:
         self.now = Round(*(np.zeros(agents, dtype=bool),) * 4)  # this round's, by what they do instead
         self.acted: list[np.ndarray] = []  # per round, who acted
 
-    def next_round(self) -> Round:
+    def next_round(self, answering: np.ndarray | None = None) -> Round:
         """Start a round: who takes the idle action, who repeats its onset round, who acts at random,
         who is adversarial now; `acting` holds the agents their method decides for (an adversary among
-        them: it sees what its method would do)."""
+        them: it sees what its method would do). `answering`: who gives its final answer this round,
+        awake whatever its draw where the activation spares answers."""
         self.round += 1
         asleep = self._asleep()
+        if answering is not None and self.spares_answers:
+            asleep = asleep & ~answering
         kind = self.faults["kind"] if self.faults else None
         failed = self.faulty & (self.round >= self.faults["onset"]) if self.faults else np.zeros_like(self.faulty)
         none = np.zeros_like(failed)
@@ -90,6 +93,10 @@ class Gate:
         self.acted.append(self.acting)
         self.now = now
         return now
+
+    @property
+    def spares_answers(self) -> bool:
+        return bool(self.activation) and bool(self.activation.get("spare_answers"))
 
     @property
     def adversarial(self) -> bool:
@@ -152,7 +159,8 @@ class GatedPolicy(Policy):
         self.dice = gate.streams.child("faults/random")
 
     def decide(self, observation: Any) -> Any:
-        now = self.gate.next_round()
+        answering = getattr(self.view, "answering", None) if self.gate.spares_answers else None
+        now = self.gate.next_round(None if answering is None else answering(observation))
         actions = self.inner.decide(observation)
         if now.idle.any():
             actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)

@@ -86,6 +86,9 @@ class NetView:
     def live(self, views: NetViews) -> np.ndarray:
         return views.agent_rounds >= views.step
 
+    def answering(self, views: NetViews) -> np.ndarray:
+        return views.answering
+
     def reply_schema(self, views: NetViews, agent: int) -> dict[str, Any]:
         """Its own options, or messages to its own neighbours by name, each within the size cap."""
         if views.final(agent):

@@ -133,6 +133,9 @@ class SiloView:
     def live(self, views: SiloViews) -> np.ndarray:
         return views.active  # who has not answered yet (every episode of a block has the same R)
 
+    def answering(self, views: SiloViews) -> np.ndarray:
+        return views.active & views.answering
+
     def reply_schema(self, views: SiloViews, agent: int) -> dict[str, Any]:
         answer = statement(views.instance(agent), views.oracle)[1]
         if views.answering:
