@@ -438,6 +438,19 @@ def test_a_mixed_population_of_one_method_plays_as_that_method(task, method, n, 
         assert not split
 
 
+@pytest.mark.parametrize("task", ["silo-waggle", "consensus-dt"])
+def test_a_method_split_into_two_members_counts_what_it_counts_alone(task, tmp_path):
+    """NativeMsg draws nothing: as two members of one settings it plays as it plays alone, and the
+    runtime's counters (each member's over its own agents) add up to the method's."""
+    cells = mixed_study(
+        tmp_path, {"nativemsg": 0.5, "nativemsg-b": 0.5}, task, 8, **{"nativemsg-b": {"kind": "nativemsg"}}
+    )
+    for mixed, alone in zip(play_block(cells["mix"]), play_block(cells["nativemsg"])):
+        assert set(mixed.agents["member"].to_pylist()) == {"nativemsg", "nativemsg-b"}
+        assert {k: v for k, v in mixed.summary.items() if "@" not in k} == alone.summary
+        assert alone.summary["native_deliveries"] > 0
+
+
 def test_a_mixed_population_deals_its_shares_from_the_seed_and_a_model_member_asks_only_its_agents(tmp_path):
     steps, model_agents = 15, 2  # C5: 40% of 5 agents
     (tmp_path / "replies.jsonl").write_text(json.dumps({"color": 1, "notes": "one"}) + "\n")

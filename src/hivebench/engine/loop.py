@@ -64,6 +64,8 @@ def make_policy(
         policy.make_field = partial(
             LossyField, settings=medium, streams=Streams([c["seed"] for c in cells], "perturbation/medium/field")
         )
+    if impl.adapted and getattr(live, "mine", None) is not None:  # a mixed population's member on the runtime
+        policy.own = live.mine
     if forge is not None and forge.adversarial and impl.adapted:  # on the Waggle runtime: forged traces
         policy.forger = Forger(lambda: forge.now.adversarial, len(cells), first["population"])
     return gated(policy, cells, gate)

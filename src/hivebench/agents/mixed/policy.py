@@ -128,12 +128,15 @@ class MixedPopulation(Policy):
         return columns
 
     def summary(self, episode: int) -> dict[str, Any]:
-        """The members' summaries: a count two members both keep (calls, tokens) is their sum."""
+        """The members' summaries: a count two members both keep (calls, tokens, counted over each
+        one's own agents) is their sum; a field of the block's own (a policy's `block_summary`) the
+        first member's."""
         summary: dict[str, Any] = {}
         for policy in self.policies:
+            shared = getattr(policy, "block_summary", ())
             for key, value in policy.summary(episode).items():
                 both = key in summary and isinstance(value, (int, float)) and isinstance(summary[key], (int, float))
-                summary[key] = summary[key] + value if both else summary.get(key, value)
+                summary[key] = summary[key] + value if both and key not in shared else summary.get(key, value)
         return summary
 
     def tables(self, episode: int) -> dict[str, Any]:

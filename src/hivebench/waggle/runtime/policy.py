@@ -110,8 +110,12 @@ class Context:
         return self.runtime.adapter.refutes(self.observation, agent, claim)
 
     def count(self, name: str, agents: np.ndarray | list[int]) -> None:
-        """Add one to an episode's counter for each of `agents` (block agents, repeats counted)."""
-        self.runtime.counters[name] += self.runtime.block.per_episode(agents=np.asarray(agents, dtype=np.int64))
+        """Add one to an episode's counter for each of `agents` (block agents, repeats counted; a mixed
+        population's member counts its own agents alone)."""
+        agents = np.asarray(agents, dtype=np.int64)
+        if self.runtime.own is not None:
+            agents = agents[self.runtime.own[agents]]
+        self.runtime.counters[name] += self.runtime.block.per_episode(agents=agents)
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,9 @@ class WaggleRuntime(Policy):
     # what a perturbation sets (hivebench.perturb): adversarial agents' forged traces, an unreliable field
     forger: Any = None
     make_field: Any = TraceField
+    # what a mixed population sets (hivebench.agents.mixed): the agents this member plays, (agents,) bool
+    own: np.ndarray | None = None
+    block_summary = ("intervention_round",)  # the block's, not its agents': a mixed population keeps one
 
     def __init__(self, params: dict[str, Any], rng: Streams, adapter: Adapter):
         self.params, self.rng, self.adapter = params, rng, adapter
