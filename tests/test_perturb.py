@@ -438,17 +438,23 @@ def test_a_mixed_population_of_one_method_plays_as_that_method(task, method, n, 
         assert not split
 
 
-@pytest.mark.parametrize("task", ["silo-waggle", "consensus-dt"])
-def test_a_method_split_into_two_members_counts_what_it_counts_alone(task, tmp_path):
-    """NativeMsg draws nothing: as two members of one settings it plays as it plays alone, and the
-    runtime's counters (each member's over its own agents) add up to the method's."""
-    cells = mixed_study(
-        tmp_path, {"nativemsg": 0.5, "nativemsg-b": 0.5}, task, 8, **{"nativemsg-b": {"kind": "nativemsg"}}
-    )
-    for mixed, alone in zip(play_block(cells["mix"]), play_block(cells["nativemsg"])):
-        assert set(mixed.agents["member"].to_pylist()) == {"nativemsg", "nativemsg-b"}
+@pytest.mark.parametrize("method", ["nativemsg", "fixedswarm"])
+def test_a_method_split_into_two_members_plays_and_counts_as_it_does_alone(method, tmp_path):
+    """NativeMsg and FixedSwarm draw nothing on Silo-Bench: as two members of one settings each plays
+    as it plays alone. The runtime's counters (each member's over its own agents) add up to the
+    method's, and FixedSwarm's two members write on one trace field and read each other's traces."""
+    other = f"{method}-b"
+    cells = mixed_study(tmp_path, {method: 0.5, other: 0.5}, "silo-waggle", 8, **{other: {"kind": method}})
+    for mixed, alone in zip(play_block(cells["mix"]), play_block(cells[method])):
+        assert set(mixed.agents.pop("member").to_pylist()) == {method, other}
         assert {k: v for k, v in mixed.summary.items() if "@" not in k} == alone.summary
-        assert alone.summary["native_deliveries"] > 0
+        assert mixed.agents.keys() == alone.agents.keys()
+        for name, values in alone.agents.items():  # the members' columns joined: their values, typed anew
+            assert pa.array(mixed.agents[name]).to_pylist() == pa.array(values).to_pylist(), name
+        assert mixed.tables.keys() == alone.tables.keys()
+        for name in alone.tables:
+            assert mixed.table(name).equals(alone.table(name)), name
+        assert alone.summary["delivered_frames"] > 0 and alone.summary.get("traces_written", 1) > 0
 
 
 def test_a_mixed_population_deals_its_shares_from_the_seed_and_a_model_member_asks_only_its_agents(tmp_path):

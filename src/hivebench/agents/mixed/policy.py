@@ -1,7 +1,7 @@
 """A mixed population at run time: which member plays each agent (drawn from the cell's seed, stream
 `mixed`), each member's own policy built as it would run alone but live only on its agents (a model
 member still asks all its agents in one batch per round), and their actions combined agent by agent
-(hivebench.perturb.actions)."""
+(hivebench.perturb.actions). Members on the Waggle trace field share one field."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hivebench.agents.mixed import member_cell
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.perturb.actions import merge
 from hivebench.seeding import Streams
+from hivebench.waggle.runtime.shared import share_field
 
 REST = "rest"
 
@@ -92,6 +93,7 @@ def mixed_policy(cells: list[dict[str, Any]], gate: Any, build: Callable[..., Po
         own = [member_cell(cell, member) for cell in cells]
         stream = "policy" if len(members) == 1 else f"policy/{method['name']}"
         policies.append(build(own, Streams(seeds, stream), live=Members(owner == i, n, gate), forge=gate))
+    share_field(policies, Streams(seeds, "policy").child("field"))  # members on the trace field read one another's
     return MixedPopulation(policies, [m["method"]["name"] for m in members], owner, n)
 
 
