@@ -26,7 +26,7 @@ from hivebench.config import ConfigError, schema, validate
 from hivebench.contrasts import contrast_pairs
 from hivebench.engine.block import Block, GraphBlock
 from hivebench.engine.jobs import summary_row
-from hivebench.engine.loop import play_block
+from hivebench.engine.loop import make_task, play_block
 from hivebench.engine.media import exchange
 from hivebench.engine.media.neighbours import NeighbourMessages
 from hivebench.engine.media.outbox import Outbox
@@ -43,11 +43,14 @@ from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
 from hivebench.report import Section
 from hivebench.seeding import Streams
 from hivebench.store import SUMMARY_KEY
+from hivebench.suites.agentsnet.task import NetActions
+from hivebench.suites.agentsnet.text import NetView
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.silobench.adversary import SiloAdversary, forged_instance
 from hivebench.suites.silobench.exchange import ShardTexts, forged_shard
 from hivebench.suites.silobench.instances import instance, whole_answer
 from hivebench.suites.silobench.task import SiloActions
+from hivebench.suites.silobench.text import SiloView
 from hivebench.view.episode import load as load_episode
 from hivebench.view.page import render as render_page
 from tests.test_media import graph
@@ -747,3 +750,44 @@ def test_a_medium_without_its_transit_table_writes_the_same_episode_one_file_few
     # the trace field's expiry alone leaves the task's messages as they are: no transit table
     expiry = cells[("distributed", "field-expiry")][0]
     assert [Path(f).name.split(".")[1] for f in cell_files(expiry)[1:]] == ["messages"]
+
+
+def test_an_llm_agent_sees_what_it_sent_and_only_what_reached_it_under_loss():
+    (cell,) = blocks(study("coloring-ws", ["distributed"], 8, ["none"], seeds=[3]))[("distributed", None)]
+    task = make_task(cell)
+    task.reset([3])
+    task.medium = UnreliableMedium(task.medium, settings(loss=0.5), Streams([3], "perturbation/medium"))
+    block = task.block
+    for t in range(3):
+        said = pa.array([f"r{t} {s}>{r}" for s, r in zip(block.src, block.indices)])
+        task.step(NetActions(outbox=Outbox(block.src, block.indices, said)))
+    views, view = task.observe(), NetView()
+    transit = task.medium.tables(0)["transit"].to_pandas()
+    lost = {(int(r.step), int(r.sender), int(r.receiver)) for r in transit.itertuples()}
+    assert lost and len(lost) < 3 * len(block.src)
+    for agent in range(8):
+        prompt = view.turn(views, agent, window=3)
+        for t in range(3):
+            for u in block.neighbours(agent).tolist():
+                assert f"to {block.names[u]}: r{t} {agent}>{u}" in prompt  # every message it sent, lost or not
+                reached = f"{block.names[u]}: r{t} {u}>{agent}" in prompt
+                assert reached == ((t, u, agent) not in lost)  # from the others, what reached it
+
+
+def test_a_silobench_agent_sees_each_message_it_sent_once_in_its_round_under_delay():
+    (cell,) = blocks(study("silo-waggle", ["distributed"], 6, ["none"], seeds=[2]))[("distributed", None)]
+    task = make_task(cell)
+    task.reset([2])
+    task.medium = UnreliableMedium(task.medium, settings(delay=1), Streams([2], "perturbation/medium"))
+    block = task.block
+    for t in range(3):
+        said = [f"r{t} {s}>{r}" for s, r in zip(block.src, block.indices)]
+        task.step(SiloActions(outbox=exchange.Outbox(block.src, block.indices, text=said)))
+    views, view = task.observe(), SiloView()
+    for agent in range(6):
+        prompt = view.turn(views, agent, window=3)
+        for u in block.neighbours(agent).tolist():
+            for t in range(3):
+                assert prompt.count(f"to agent {u}: r{t} {agent}>{u}") == 1  # once, where it was sent
+            assert f"from agent {u}: r1 {u}>{agent}" in prompt  # a round late: sent in round 2, now in round 4
+            assert f"from agent {u}: r2 {u}>{agent}" not in prompt  # on its way

@@ -13,13 +13,14 @@ A medium that changes another (loss, delay, a trace field, NoComm) wraps it; see
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from hivebench.engine.api import Medium
 from hivebench.engine.media.neighbours import NeighbourMessages
 from hivebench.engine.media.outbox import Outbox
 from hivebench.suite import load
 
-__all__ = ["MEDIA", "NeighbourMessages", "Outbox", "medium"]
+__all__ = ["MEDIA", "NeighbourMessages", "Outbox", "medium", "sent_as_recorded"]
 
 # name -> the class, as a "package.module:Name" path: imported when a task asks for it
 MEDIA = {
@@ -29,6 +30,13 @@ MEDIA = {
     "broadcast": "hivebench.engine.media.exchange:Broadcast",
     "store": "hivebench.engine.media.exchange:SharedStore",
 }
+
+
+def sent_as_recorded(medium: Any, delivered: Any) -> Any:
+    """The last round's messages as the task's own medium recorded them, whatever a medium wrapped
+    around it since delivered (`delivered`: what a medium without a record of its own gives instead)."""
+    last_sent = getattr(medium, "last_sent", None)
+    return delivered if last_sent is None else last_sent()
 
 
 def medium(name: str) -> Callable[..., Medium]:

@@ -128,6 +128,11 @@ class Exchange:
         self.pending = self._route(outbox)
         self.delivered.append(self.pending)
 
+    def last_sent(self) -> Outbox:
+        """The last round's messages as their senders sent them (cut to the cap, as kept): what a
+        medium that wraps this one delivers may differ."""
+        return self.rounds[-1][0]
+
     def deliver(self, where: Any = None) -> Delivered:
         """The deliveries of the messages sent since the last delivery."""
         inbox, self.pending = self.pending or Delivered.empty(), None

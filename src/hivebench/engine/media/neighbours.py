@@ -76,6 +76,11 @@ class NeighbourMessages:
         self.sent.append((step, outbox))
         self.pending = outbox
 
+    def last_sent(self) -> Outbox:
+        """The last round's messages as their senders sent them (cut to the cap): what a medium that
+        wraps this one delivers may differ."""
+        return self.sent[-1][1]
+
     def deliver(self, where: Any = None) -> Outbox:
         """The messages sent since the last delivery, as they were recorded (receiver: who gets each)."""
         inbox, self.pending = self.pending or Outbox.empty(), None

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
-from hivebench.engine.media import Outbox
+from hivebench.engine.media import Outbox, sent_as_recorded
 from hivebench.suite import TaskParamError
 from hivebench.suites.agentsnet import behaviour, problems
 from hivebench.suites.agentsnet.graphs import Block, instance, relabelled
@@ -36,7 +36,8 @@ class NetViews:
     """One round's local views of every agent of a block. Agent v may know: its name
     `block.names[v]`, its neighbours and their names (`block.neighbours(v)`), n, its episode's R, its
     answer options, the messages delivered to it (`inbox` rows with receiver v) and its own earlier
-    rounds (`sent`). The graph beyond its neighbours is there for the record, not for the agent."""
+    rounds (`delivered`, `sent`). The graph beyond its neighbours is there for the record, not for the
+    agent."""
 
     step: int  # decision round, 0..R of the block's longest episode
     rounds: np.ndarray  # (episodes,) R, the message rounds of each episode
@@ -45,7 +46,8 @@ class NetViews:
     message_chars: int | None  # the size cap of one message (None: none)
     block: Block
     inbox: Outbox  # delivered at the start of this round (sent in round step - 1)
-    sent: tuple[Outbox, ...]  # every earlier round's messages, as delivered
+    delivered: tuple[Outbox, ...]  # every earlier round's messages, as delivered
+    sent: tuple[Outbox, ...]  # every earlier round's messages, as sent (the same unless a perturbation changes them)
 
     @property
     def horizon(self) -> int:
@@ -107,11 +109,12 @@ class NetTask:
         if rounds == "paper":
             self._check_agent_steps()
         self.agent_rounds = np.repeat(self.rounds, self.n)
-        self.medium = media.medium("neighbours")(
+        self.medium = self._sent_on = media.medium("neighbours")(
             self.block, max_chars=self.params["message_chars"] or NO_CAP, last_round=self.rounds - 1
         )
         self.inbox: Outbox = self.medium.deliver()
         self.delivered: list[Outbox] = []  # every earlier round's messages, as delivered
+        self.sent: list[Outbox] = []  # and as sent (a medium wrapped around the task's may lose some)
         self.answered: list[tuple[np.ndarray, pa.StringArray]] = []  # (agents, their answers) per round
         self.t = 0
 
@@ -151,6 +154,7 @@ class NetTask:
             self.block,
             self.inbox,
             tuple(self.delivered),
+            tuple(self.sent),
         )
 
     def step(self, actions: NetActions) -> None:
@@ -161,6 +165,7 @@ class NetTask:
             self.medium.send(self.t, actions.outbox)
             self.inbox = self.medium.deliver()
             self.delivered.append(self.inbox)
+            self.sent.append(sent_as_recorded(self._sent_on, self.inbox))
         if len(answering):
             if actions.answers is None or len(actions.answers) != self.block.agents:
                 raise ValueError(f"round {self.t}: expected an answer (or None) for each of {self.block.agents} agents")

@@ -124,7 +124,7 @@ class NetView:
         first = max(0, views.step - window)
         history = []
         for t in range(first, views.step):
-            received = inbox_lines(views, views.sent[t - 1], agent) if t > 0 else []
+            received = inbox_lines(views, views.delivered[t - 1], agent) if t > 0 else []
             history += [
                 f"Round {t + 1}: you received",
                 *(received or ["  nothing"]),

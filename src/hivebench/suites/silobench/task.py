@@ -28,6 +28,7 @@ from hivebench import compat
 from hivebench.engine import media
 from hivebench.engine.api import EpisodeRecord, state_agent_columns
 from hivebench.engine.block import GraphBlock
+from hivebench.engine.media import sent_as_recorded
 from hivebench.engine.media.exchange import Delivered, Entry, Outbox
 from hivebench.suites.silobench import DIFFERENCES, behaviour
 from hivebench.suites.silobench.catalogue import BY_ID
@@ -66,6 +67,7 @@ class SiloViews:
     store: list[dict[str, Entry]]  # per episode, the store as every agent reads it this round
     refused: tuple[tuple[int, str], ...]  # (agent, key) of the store writes refused last round (full)
     history: tuple[Delivered, ...]  # every earlier round's messages, as delivered
+    sent: tuple[Outbox, ...]  # every earlier round's messages, as sent (the same unless a perturbation changes them)
     message_chars: int
     writes_per_round: int
     item_costs: np.ndarray  # (episodes, n): characters each owner's shard adds to a message (ShardTexts.costs)
@@ -149,8 +151,10 @@ class SiloTask:
         p = self.params
         store = {"store_chars": p["store_chars"], "writes": p["writes_per_round"]} if p["protocol"] == "store" else {}
         self.medium = media.medium(p["protocol"])(self.block, self.texts, p["message_chars"], **store)
+        self._sent_on = self.medium
         self.inbox: Delivered = self.medium.deliver()
         self.history: list[Delivered] = []  # every earlier round's inbox
+        self.sent: list[Outbox] = []  # and its messages as sent (a medium wrapped around the task's may lose some)
         self.calls: list[tuple[Call | None, ...]] = []  # every earlier round's store calls
         agents = self.block.agents
         self.answers: list[Any] = [None] * agents
@@ -181,6 +185,7 @@ class SiloTask:
             inbox.store,
             inbox.refused,
             tuple(self.history),
+            tuple(self.sent),
             p["message_chars"],
             p["writes_per_round"],
             self.texts.costs,
@@ -204,6 +209,7 @@ class SiloTask:
             self.medium.send(self.t, outbox)
             self.inbox = self.medium.deliver()
             self.history.append(self.inbox)
+            self.sent.append(sent_as_recorded(self._sent_on, self.inbox.outbox))
             self.calls.append(() if actions.calls is None else tuple(actions.calls))
             if self.settings["submission"] == "any_round" and actions.answers is not None:
                 given = self._given(actions)

@@ -202,7 +202,7 @@ class SiloView:
             lines += self._before(views, agent, window)
         history = []
         for t in range(max(0, views.step - window), views.step):
-            sent = sent_lines(views, views.history[t].outbox, agent) or ["  nothing"]
+            sent = sent_lines(views, views.sent[t], agent) or ["  nothing"]
             if views.protocol == "store" and not views.by_calls:
                 history += [f"Round {t + 1}: you wrote", *sent]
             else:
