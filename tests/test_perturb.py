@@ -585,6 +585,18 @@ def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(t
     assert len(idle) == (~agents.acted & (agents.step > 0)).sum() > 0
 
 
+def test_a_loopbench_page_draws_lost_and_late_announcements(tmp_path):
+    (cell,) = blocks(study("cycle", ["soft_fp"], 7, ["lossy"], seeds=[1]))[("soft_fp", "lossy")]
+    path = tmp_path / "s1.parquet"
+    write_episode(cell, path)
+    page = render_page(load_episode(path), tmp_path / "s1.html").read_text(encoding="utf-8")
+    spec = json.loads(re.search(r'id="episode-spec">(.*?)</script>', page, re.DOTALL).group(1))
+    transit = pq.read_table(tmp_path / "s1.transit.parquet").to_pandas()
+    drawn = pd.DataFrame(spec["datasets"]["links"])
+    assert set(drawn.kind) == set(transit.fate) == {"lost", "delayed"}
+    assert (drawn.kind.value_counts() == transit.fate.value_counts()).all()
+
+
 def test_the_trace_field_loses_deliveries_and_expires_traces_early():
     cells = blocks(study("swarm-pursuit", ["fixedswarm"], 8, ["none", "field-loss", "field-expiry"], seeds=2))
     plain, lossy, short = (play_block(cells[("fixedswarm", p)]) for p in (None, "field-loss", "field-expiry"))
