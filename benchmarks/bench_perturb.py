@@ -5,7 +5,7 @@ the same blocks played and written as a job writes them (each cell's Parquet fil
 Baseline: the same block unperturbed. The must: a perturbed classical cell costs at most 1.3x the
 unperturbed one (issue 41). Blocks of --block seeds, timed over --seconds each (steady state: one
 block first, untimed). Arms ending -c keep the medium's counts without its `transit` table.
-Usage: python benchmarks/bench_perturb.py [--seconds S] [--block B]
+Usage: python benchmarks/bench_perturb.py [--seconds S] [--block B] [--tasks cycle ...]
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     parser.add_argument("--block", type=int, default=10, help="seeds per block")
+    parser.add_argument("--tasks", nargs="*", default=[c[0] for c in CASES], help="of the cases' tasks, these")
     args = parser.parse_args()
     print(f"{'task / method / N':36s} {'arm':12s} {'ms/cell':>8s} {'cost':>6s} {'written':>8s} {'cost':>6s}")
     folder = Path(tempfile.mkdtemp())
@@ -69,7 +70,7 @@ def main() -> None:
         for k, (cell, record) in enumerate(zip(block, play_block(block))):
             write_episode(cell, folder / f"s{k}.parquet", record)
 
-    for task, method, n in CASES:
+    for task, method, n in (case for case in CASES if case[0] in args.tasks):
         base: tuple[float, float] | None = None
         for name, block in cells(task, method, n, args.block).items():
             played = 1000 / rate(lambda _, block=block: play_block(block), args.seconds) / len(block)

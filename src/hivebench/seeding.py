@@ -50,6 +50,7 @@ class Streams:
         self._ahead = np.empty((len(self.seeds), 0))
         self._used = np.zeros(len(self.seeds), dtype=np.int64)
         self._aligned = True  # every episode has used as many: a draw is one slice of `ahead`
+        self._grow = 0  # how many the last refill of a draw drew per episode
 
     @cached_property
     def generators(self) -> list[np.random.Generator]:
@@ -107,10 +108,9 @@ class Streams:
             return generator.random(shape) if kind == DOUBLES else generator.integers(*kind, size=shape)
         take = self._rows(shape[0], split) * math.prod(shape[1:])
         short = int((self._used + take).max()) - self._ahead.shape[1]
-        if (
-            short > 0 or kind != self._kind
-        ):  # at least doubling what is held: a few refills for a stream drawn every round
-            self._refill(kind, max(short, self._ahead.shape[1]))
+        if short > 0 or kind != self._kind:  # each refill at least twice the last: a few for a stream drawn every round
+            self._grow = max(short, 2 * self._grow)
+            self._refill(kind, self._grow)
         if self._aligned and split is None:
             start = int(self._used[0])
             out = self._ahead[:, start : start + take[0]].reshape(shape)

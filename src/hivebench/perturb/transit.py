@@ -116,12 +116,13 @@ class UnreliableMedium:
         self._record(step, sender[late], receiver[late], DELAYED, step + 1 + delay[late])
         twice = ~lost & doubled
         self._record(step, sender[twice], receiver[twice], DUPLICATED, step + 2 + delay[twice])
-        for d in np.unique(delay[late | twice]):
-            if (rows := np.flatnonzero(late & (delay == d))).size:
-                self.held.append((step + int(d), inboxes.take(inbox, rows)))
-        for d in np.unique(delay[twice]):
-            self.held.append((step + int(d) + 1, inboxes.take(inbox, np.flatnonzero(twice & (delay == d)))))
-        self.held.sort(key=lambda held: held[0])  # stable: what was held first arrives first
+        if (late | twice).any():
+            for d in np.unique(delay[late | twice]):
+                if (rows := np.flatnonzero(late & (delay == d))).size:
+                    self.held.append((step + int(d), inboxes.take(inbox, rows)))
+            for d in np.unique(delay[twice]):
+                self.held.append((step + int(d) + 1, inboxes.take(inbox, np.flatnonzero(twice & (delay == d)))))
+            self.held.sort(key=lambda held: held[0])  # stable: what was held first arrives first
         return inboxes.take(inbox, np.flatnonzero(~lost & (delay == 0)))
 
     def _fates(self, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -140,11 +141,12 @@ class UnreliableMedium:
     def _draw(self, name: str, agents: np.ndarray) -> np.ndarray:
         """One double per row, each from its episode's stream (rows in episode order as drawn)."""
         episode = agents // self.block.n
+        split = np.bincount(episode, minlength=self.block.episodes)
+        if (split == split[0]).all() and (np.diff(episode) >= 0).all():  # in episode order, as many each
+            return self.streams[name].random((len(agents),))  # the same numbers, without the bookkeeping
         order = np.argsort(episode, kind="stable")
         out = np.empty(len(agents))
-        out[order] = self.streams[name].random(
-            (len(agents),), split=np.bincount(episode, minlength=self.block.episodes)
-        )
+        out[order] = self.streams[name].random((len(agents),), split=split)
         return out
 
     def _shuffled(self, inbox: Any) -> Any:

@@ -67,8 +67,11 @@ class Hearing:
             self.exact = True
             return
         now[:] = self.heard[step]
-        if len(inbox.sender):  # rows in arrival order: the last heard from a neighbour stands
+        if len(inbox.sender):
             keys = inbox.receiver.astype(np.int64) * self.block.agents + inbox.sender
-            last = len(keys) - 1 - np.unique(keys[::-1], return_index=True)[1]
-            now[np.searchsorted(self.block.edge_keys, keys[last])] = inbox.payload[last]
+            edges, colors = np.searchsorted(self.block.edge_keys, keys), inbox.payload
+            if np.bincount(edges).max() > 1:  # rows in arrival order: the last heard from a neighbour stands
+                last = len(edges) - 1 - np.unique(edges[::-1], return_index=True)[1]
+                edges, colors = edges[last], colors[last]
+            now[edges] = colors
         self.exact = bool(np.array_equal(now, announced))
