@@ -36,7 +36,7 @@ from hivebench.ids import digest
 from hivebench.models import ChatResult
 from hivebench.models.cache import ResponseCache
 from hivebench.paths import calls_path, cell_files, cell_path, table_fields
-from hivebench.perturb import MEDIUM_DEFAULTS, axis, resolved
+from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
@@ -46,8 +46,8 @@ from hivebench.store import SUMMARY_KEY
 from hivebench.suites.agentsnet.task import NetActions
 from hivebench.suites.agentsnet.text import NetView
 from hivebench.suites.loopbench.task import ColoringTask
-from hivebench.suites.silobench.adversary import SiloAdversary, forged_instance
-from hivebench.suites.silobench.exchange import ShardTexts, forged_shard
+from hivebench.suites.silobench.adversary import SiloAdversary, forged_instance, with_forged_own
+from hivebench.suites.silobench.exchange import FORGED, ShardTexts, lies
 from hivebench.suites.silobench.instances import instance, whole_answer
 from hivebench.suites.silobench.task import SiloActions
 from hivebench.suites.silobench.text import SiloView
@@ -124,7 +124,7 @@ def test_a_perturbation_that_changes_nothing_writes_the_unperturbed_cells_bytes(
             continue
         plain = cells[(method, None)]
         for cell, base, record, base_record in zip(group, plain, play_block(group), play_block(plain)):
-            assert cell["perturbation"] == {"name": perturbation, "version": 1}  # no part left: nothing wraps
+            assert cell["perturbation"] == {"name": perturbation, "version": VERSION}  # no part left: nothing wraps
             for c, p, r in ((cell, "a", record), (base, "b", base_record)):
                 write_episode(c, tmp_path / p / "s.parquet", r)
             summaries = [pq.read_schema(tmp_path / p / "s.parquet").metadata[SUMMARY_KEY] for p in "ab"]
@@ -545,20 +545,44 @@ def test_a_silobench_adversary_reports_a_wrong_value_of_its_shard_and_its_receiv
         carried = [json.loads(text) for text in messages.text]
         for agent in faulty:  # it says another agent's shard is its own; the others pass the lie on
             said = [shards[str(agent)] for shards in carried if str(agent) in shards]
-            lie = forged_shard(inst.shards, agent)
+            lie = lies(inst.shards)[agent]
             assert len(said) > 3 and lie != inst.shards[agent] and all(value == lie for value in said)
         # every honest agent holds all the shards, the liars' forged: it answers what they make true
         answers = pa.array(record.agents["answer"]).to_pylist()[-6:]
-        expected = whole_answer(forged_instance(inst, faulty.tolist()), list(range(6)))
+        expected = whole_answer(forged_instance(inst, faulty.tolist(), lies(inst.shards)), list(range(6)))
         assert [answers[v] for v in range(6) if v not in faulty] == [json.dumps(expected)] * 4
 
 
+def test_a_silobench_lie_longer_than_the_truth_keeps_every_message_within_the_cap():
+    config = copy.deepcopy(default_config())
+    config["tasks"]["tight"] = {"kind": "silobench", "task": "I-09", "topology": "regular3", "message_chars": 304}
+    config["perturbations"] = PERTURBATIONS
+    methods = ["distributed", "random"]  # passed on by honest agents, a lie costs what its text does
+    config["studies"] = {"t": {"tasks": ["tight"], "methods": methods, "seeds": 8, "populations": [6]}}
+    config["studies"]["t"]["perturbations"] = ["lie"]
+    for block in study_blocks(validate(config, str(CONFIG)), "t", CONFIG.parent):
+        records = play_block(list(block.cells()))
+        sizes = pa.concat_tables([r.table("messages") for r in records]).column("size").to_numpy()
+        assert sizes.max() <= 304 and len(sizes) > 8
+
+
+def test_a_silobench_adversary_drops_the_last_shards_it_relays_where_its_lie_would_go_over_the_cap():
+    block, instances = GraphBlock([graph([(0, 1), (1, 2), (2, 0)], 3)]), [instance("I-09", 3, 1)]
+    true, lied = np.array([[50, 60, 70]]), np.array([[80, 60, 70]])  # agent 0's lie costs 30 more
+    views = SimpleNamespace(block=block, instances=instances, previous=None, item_costs=true, message_chars=190)
+    payload = np.array([[True, True, True], [True, True, False]])  # 180 and 110 characters
+    sent = exchange.Outbox(np.array([0, 0]), np.array([1, 2]), payload=payload)
+    forged = with_forged_own(views, sent, np.array([0, 1]), lied).payload
+    assert forged.tolist() == [[FORGED, 1, 0], [FORGED, 1, 0]]  # 210 over 190: owner 2's shard goes
+
+
 def test_a_silobench_adversary_replaces_an_llm_agents_message_with_its_lie():
-    views = SimpleNamespace(block=GraphBlock([graph([(0, 1), (1, 2)], 3)]), instances=[instance("I-09", 3, 1)])
+    block, instances = GraphBlock([graph([(0, 1), (1, 2)], 3)]), [instance("I-09", 3, 1)]
+    views = SimpleNamespace(block=block, instances=instances, previous=None)
     sent = exchange.Outbox(np.array([0, 1, 2]), np.array([1, 2, 1]), text=["a", "b", "c"])
     lied = SiloAdversary(Streams([1], "x")).act(views, SiloActions(outbox=sent), np.array([False, True, False]))
     shards = views.instances[0].shards
-    assert lied.outbox.text == ["a", json.dumps({"1": forged_shard(shards, 1)}), "c"]
+    assert lied.outbox.text == ["a", json.dumps({"1": lies(shards)[1]}), "c"]
 
 
 def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(tmp_path):

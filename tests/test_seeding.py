@@ -61,6 +61,14 @@ def test_a_stream_that_switches_kind_with_numbers_drawn_ahead_says_so():
     assert streams.integers(0, 2, (3,)).shape == (3,)
 
 
+def test_a_stream_drawing_one_kind_then_another_refills_for_the_new_kind_alone():
+    streams = Streams(SEEDS, "policy")
+    for _ in range(3):  # each draw uses every number drawn ahead: switching kind after it is allowed
+        ints = streams.integers(0, 2, (21,))
+        doubles = streams.random((21,))
+    assert ints.shape == doubles.shape == (21,)
+
+
 def test_uneven_split_must_cover_the_draw():
     with pytest.raises(ValueError, match="does not cover 5 rows of 3 episodes"):
         Streams(SEEDS, "policy").random((5,), split=[1, 1, 1])

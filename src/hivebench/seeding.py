@@ -109,7 +109,7 @@ class Streams:
         take = self._rows(shape[0], split) * math.prod(shape[1:])
         short = int((self._used + take).max()) - self._ahead.shape[1]
         if short > 0 or kind != self._kind:  # each refill at least twice the last: a few for a stream drawn every round
-            self._grow = max(short, 2 * self._grow)
+            self._grow = max(short, 2 * self._grow) if kind == self._kind else short  # a new kind starts afresh
             self._refill(kind, self._grow)
         if self._aligned and split is None:
             start = int(self._used[0])

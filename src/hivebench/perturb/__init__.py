@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
-VERSION = 1
+# 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
+# shows what it sent as sent
+VERSION = 2
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
 

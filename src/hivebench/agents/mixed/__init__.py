@@ -87,6 +87,6 @@ def share_of(share: Any, members: list[dict[str, Any]], n: int) -> float:
 
 METHOD = Method(
     name=MIXED,
-    impl=MethodImpl("hivebench.agents.mixed.policy:MixedPopulation", version=1, hooks=MixedHooks()),
+    impl=MethodImpl("hivebench.agents.mixed.policy:MixedPopulation", version=2, hooks=MixedHooks()),
     schema="schema.yaml",
 )

@@ -4,7 +4,9 @@ its new colour to each neighbour, one message per directed edge through a `Mediu
 (hivebench.perturb). Every announcement arrives at once on the bare medium, and an agent sees its
 neighbours' colours as they are: the paper's rule, and its numbers unchanged (the task then sends
 nothing and keeps no record of what was heard: it is the colours themselves). An agent that has not
-heard a neighbour's latest colour keeps the last one it heard (at the start, every colour is known).
+heard a neighbour's latest colour keeps the last one it heard (at the start, every colour is known);
+an announcement carries no round, so under delays drawn from a range an older one that arrives after
+a newer one stands.
 """
 
 from __future__ import annotations

@@ -50,10 +50,12 @@ class ColoringViews:
         return self.indices[self.indptr[agent] : self.indptr[agent + 1]]
 
     def neighbor_colors(self, agent: int, state: int = -1) -> np.ndarray:
-        """The colours `agent` heard from its neighbours (in `neighbors_of` order) in `state` (the current one)."""
+        """The colours `agent` heard from its neighbours (in `neighbors_of` order) in `state` (0..step, or
+        counted back from the current one, -1)."""
+        state %= self.step + 1
         if self.heard is not None:
             return self.heard[state, self.indptr[agent] : self.indptr[agent + 1]]
-        return (self.colors if state in (-1, self.step) else self.history[state])[self.neighbors_of(agent)]
+        return (self.colors if state == self.step else self.history[state])[self.neighbors_of(agent)]
 
 
 def exact_conf_best(edges: np.ndarray, n: int, colors: int) -> int:

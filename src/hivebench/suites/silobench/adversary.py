@@ -1,5 +1,5 @@
 """Silo-Bench's adversary (an `adversarial` fault, hivebench.perturb): it reports a wrong value of its
-own shard: another agent's shard (`exchange.forged_shard`), a value of the right kind, drawn from
+own shard: another agent's shard as dealt (`exchange.lies`), a value of the right kind, drawn from
 nothing. It relays the other shards as its method sends them, and answers as its method answers.
 
 A classical message carries which owners' shards it holds (a row of booleans, hivebench.suites.
@@ -14,50 +14,77 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from hivebench.engine.media.exchange import Outbox
 from hivebench.seeding import Streams
-from hivebench.suites.silobench.exchange import FORGED, forged_shard
+from hivebench.suites.silobench.exchange import FORGED, item_costs, lies, shard_items
 from hivebench.suites.silobench.instances import PROBLEMS
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
 
-def forged_instance(inst: Instance, owners: Sequence[int]) -> Instance:
-    """The instance as an agent holding `owners`' shards forged sees it, its answer solved anew."""
+def dealt(views: SiloViews) -> tuple[Instance, ...]:
+    """Each episode's instance as dealt, before a late change (`change_at`): what every lie is made of,
+    so that one lie is the same in the record, in its receivers' answers and in an LLM agent's text."""
+    return views.previous if views.previous is not None else views.instances
+
+
+def lie_costs(views: SiloViews) -> np.ndarray:
+    """(episodes, n) the characters each owner's lie adds to a message (exchange.item_costs)."""
+    return np.array([item_costs(shard_items(lies(inst.shards))) for inst in dealt(views)], dtype=np.int64)
+
+
+def forged_instance(inst: Instance, owners: Sequence[int], lied: Sequence[Any]) -> Instance:
+    """The instance as an agent holding `owners`' shards forged sees it (`lied`: every owner's lie), its
+    answer solved anew."""
     shards = list(inst.shards)
     for owner in owners:
-        shards[owner] = forged_shard(inst.shards, owner)
+        shards[owner] = lied[owner]
     return Instance(inst.task, inst.n, tuple(shards), inst.public, PROBLEMS[inst.task].solve(shards, inst.public))
 
 
-def with_forged_own(views: SiloViews, outbox: Outbox, rows: np.ndarray) -> Outbox:
-    """The outbox with messages `rows` carrying their sender's own shard forged (classical payloads),
-    or saying the forged value alone (text)."""
+def with_forged_own(views: SiloViews, outbox: Outbox, rows: np.ndarray, costs: np.ndarray) -> Outbox:
+    """The outbox with messages `rows` carrying their sender's own shard forged (classical payloads;
+    `costs`: lie_costs), or saying the forged value alone (text). A lie longer than the truth may take a
+    message over the cap: the other shards it carries go, the last first, until it fits."""
     n = views.block.n
     sender = outbox.sender[rows]
-    if outbox.payload is not None:
-        payload = outbox.payload.astype(np.int8)
-        own = payload[rows, sender % n] > 0
-        payload[rows[own], sender[own] % n] = FORGED
-        return replace(outbox, payload=payload)
-    assert outbox.text is not None
-    text = list(outbox.text)
-    for row, agent in zip(rows.tolist(), sender.tolist()):
-        inst, owner = views.instances[agent // n], agent % n
-        text[row] = "{" + f'"{owner}": {json.dumps(forged_shard(inst.shards, owner))}' + "}"
-    return replace(outbox, text=text)
+    if outbox.payload is None:
+        assert outbox.text is not None
+        text = list(outbox.text)
+        for row, agent in zip(rows.tolist(), sender.tolist()):
+            owner = agent % n
+            text[row] = "{" + f'"{owner}": {json.dumps(lies(dealt(views)[agent // n].shards)[owner])}' + "}"
+        return replace(outbox, text=text)
+    payload = outbox.payload.astype(np.int8)
+    own = payload[rows, sender % n] > 0
+    payload[rows[own], sender[own] % n] = FORGED
+    episode = outbox.sender[rows] // n
+    size = np.where(payload[rows] == FORGED, costs[episode], views.item_costs[episode]) * (payload[rows] > 0)
+    for i in np.flatnonzero(size.sum(axis=1) > views.message_chars).tolist():
+        row, owner = int(rows[i]), int(sender[i] % n)
+        for other in np.flatnonzero(payload[row])[::-1].tolist():
+            if size[i].sum() <= views.message_chars:
+                break
+            if other != owner:
+                payload[row, other], size[i, other] = 0, 0
+    return replace(outbox, payload=payload)
 
 
 class SiloAdversary:
     def __init__(self, streams: Streams):
         self.streams = streams  # it draws nothing
+        self.costs: np.ndarray | None = None
 
     def act(self, views: SiloViews, actions: SiloActions, agents: np.ndarray) -> SiloActions:
         outbox = actions.outbox
         if outbox is None or not len(outbox):
             return actions
         rows = np.flatnonzero(agents[outbox.sender])
-        return replace(actions, outbox=with_forged_own(views, outbox, rows)) if len(rows) else actions
+        if not len(rows):
+            return actions
+        self.costs = lie_costs(views) if self.costs is None else self.costs
+        return replace(actions, outbox=with_forged_own(views, outbox, rows, self.costs))

@@ -32,8 +32,8 @@ import pyarrow as pa
 from hivebench.engine.api import Policy
 from hivebench.engine.media.exchange import Outbox
 from hivebench.seeding import Streams
-from hivebench.suites.silobench.adversary import forged_instance
-from hivebench.suites.silobench.exchange import FORGED
+from hivebench.suites.silobench.adversary import dealt, forged_instance, lie_costs
+from hivebench.suites.silobench.exchange import FORGED, lies
 from hivebench.suites.silobench.instances import own_answer, whole_answer
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.task import SiloActions, SiloViews
@@ -54,8 +54,10 @@ class Holdings:
         self.version: np.ndarray | None = None
         self.news: tuple[np.ndarray, np.ndarray] = (np.zeros(0, np.int64), np.zeros(0, np.int64))
         # Once an adversary's lie has arrived (hivebench.suites.silobench.adversary): which shards each
-        # agent holds forged, unknowing (it passes them on as they came); None before
+        # agent holds forged, unknowing (it passes them on as they came), and what each lie costs a
+        # message; None before
         self.forged: np.ndarray | None = None
+        self.lie_costs: np.ndarray | None = None
 
     def start(self, views: SiloViews) -> None:
         agents, n = views.block.agents, views.block.n
@@ -81,7 +83,7 @@ class Holdings:
         inbox = views.inbox
         if len(inbox.receiver):
             assert inbox.outbox.payload is not None
-            payload, lies = carried_shards(inbox.outbox.payload[inbox.message])
+            payload, lied = carried_shards(inbox.outbox.payload[inbox.message])
             news = payload & ~known[inbox.receiver]
             if self.version is not None:  # a delivery carries the versions its sender held when it sent
                 carried = np.where(payload, self.version[inbox.sender], -1)
@@ -97,9 +99,9 @@ class Holdings:
                 np.maximum.at(self.version, (receiver, owners), carried[rows, owners])
             source[receiver, owners] = inbox.sender[rows]
             known[receiver, owners] = True
-            if lies is not None or self.forged is not None:  # a shard is held as the delivery that told it has it
-                self.forged = np.zeros_like(known) if self.forged is None else self.forged
-                self.forged[receiver, owners] = False if lies is None else lies[rows, owners]
+            if lied is not None or self.forged is not None:  # a shard is held as the delivery that told it has it
+                forged = self._forged(views)
+                forged[receiver, owners] = False if lied is None else lied[rows, owners]
         n = views.block.n
         if self.version is not None and views.changed is not None and views.step == views.intervention:
             assert self.passed is not None
@@ -110,24 +112,32 @@ class Holdings:
         for s, store in enumerate(views.store):
             for entry in store.values():
                 if entry.payload is not None and entry.step == views.step - 1:  # older writes are held already
-                    payload, lies = carried_shards(entry.payload)
+                    payload, lied = carried_shards(entry.payload)
                     readers = slice(s * n, (s + 1) * n)
-                    if lies is not None or self.forged is not None:
-                        self.forged = np.zeros_like(known) if self.forged is None else self.forged
+                    if lied is not None or self.forged is not None:
+                        forged = self._forged(views)
                         fresh = payload & ~known[readers]
-                        self.forged[readers] = np.where(fresh, False if lies is None else lies, self.forged[readers])
+                        forged[readers] = np.where(fresh, False if lied is None else lied, forged[readers])
                     known[readers] |= payload
         self.held.append(known.sum(axis=1))
         return known
+
+    def _forged(self, views: SiloViews) -> np.ndarray:
+        """Which shards each agent holds forged, kept from the first lie on."""
+        if self.forged is None:
+            assert self.known is not None
+            self.forged = np.zeros_like(self.known)
+            self.lie_costs = lie_costs(views)
+        return self.forged
 
     def marked(self, outbox: Outbox) -> Outbox:
         """The outbox with each forged shard its senders hold marked `FORGED`, as it came to them."""
         if self.forged is None or outbox.payload is None or not len(outbox):
             return outbox
-        lies = outbox.payload & self.forged[outbox.sender]
-        if not lies.any():
+        lied = outbox.payload & self.forged[outbox.sender]
+        if not lied.any():
             return outbox
-        return replace(outbox, payload=np.where(lies, FORGED, outbox.payload).astype(np.int8))
+        return replace(outbox, payload=np.where(lied, FORGED, outbox.payload).astype(np.int8))
 
     def unpassed(self, own_only: bool) -> np.ndarray:
         """The shards each agent has not passed on yet: of its own only, or of all it holds."""
@@ -141,7 +151,11 @@ class Holdings:
     def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
         """Of the shards each agent wants to send, those that fit one message, in owner order."""
         n = views.block.n
-        costs = np.where(wanted, views.item_costs[np.arange(views.block.agents) // n], 0)
+        costs = views.item_costs[np.arange(views.block.agents) // n]
+        if self.forged is not None:  # a lie it passes on costs what the lie's text does
+            assert self.lie_costs is not None
+            costs = np.where(self.forged, self.lie_costs[np.arange(views.block.agents) // n], costs)
+        costs = np.where(wanted, costs, 0)
         return wanted & (np.cumsum(costs, axis=1) <= views.message_chars)
 
     def answers(self, views: SiloViews, who: np.ndarray) -> tuple[list[Any], np.ndarray]:
@@ -160,7 +174,7 @@ class Holdings:
             if key not in solved:
                 owners = np.flatnonzero(self.known[v]).tolist()
                 if forged is not None and forged.any():
-                    inst = forged_instance(inst, np.flatnonzero(forged).tolist())
+                    inst = forged_instance(inst, np.flatnonzero(forged).tolist(), lies(dealt(views)[s].shards))
                 solved[key] = (whole_answer(inst, owners), owners, inst)
             whole, owners, inst = solved[key]
             answers[v] = whole if views.oracle else own_answer(inst, whole, owners, v % n)

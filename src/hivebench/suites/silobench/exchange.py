@@ -20,19 +20,27 @@ KEY_CHARS = 64  # the longest store key
 FORGED = 2  # a payload entry of an adversary's (hivebench.suites.silobench.adversary): a shard carried forged
 
 
-def forged_shard(shards: Sequence[Any], owner: int) -> Any:
-    """The value an adversary reports for `owner`'s shard: of the episode's distinct shards in the order
-    of their JSON texts, the next after its own (wrapping round; its own if every shard is alike). A
-    value of the right kind, drawn from nothing, and the same whatever the agents' labels."""
-    by_text = {json.dumps(shard, sort_keys=True): shard for shard in shards}
-    texts = sorted(by_text)
-    own = texts.index(json.dumps(shards[owner], sort_keys=True))
-    return by_text[texts[(own + 1) % len(texts)]]
+def lies(shards: Sequence[Any]) -> list[Any]:
+    """Per owner, the value an adversary reports for its shard (`shards`: the episode's as dealt): of
+    the distinct shards in the order of their JSON texts, the next after its own (wrapping round; its
+    own if every shard is alike). A value of the right kind, drawn from nothing, the same whatever the
+    agents' labels."""
+    texts = [json.dumps(shard, sort_keys=True) for shard in shards]
+    order = sorted(set(texts))
+    after = {text: order[(i + 1) % len(order)] for i, text in enumerate(order)}
+    by_text = dict(zip(texts, shards))
+    return [by_text[after[text]] for text in texts]
 
 
 def shard_items(shards: Sequence[Any]) -> list[str]:
     """Per owner, its shard as a message's item: '"owner": shard'."""
     return [f'"{owner}": {json.dumps(shard)}' for owner, shard in enumerate(shards)]
+
+
+def item_costs(items: Sequence[str]) -> list[int]:
+    """The characters each item adds to a message: '{' items joined by ', ' '}' is the item and its
+    separator (or the braces, for the first); a message of items is their sum."""
+    return [len(item) + 2 for item in items]
 
 
 class ShardTexts:
@@ -43,16 +51,14 @@ class ShardTexts:
     def __init__(self, shards: Sequence[Sequence[Any]]):
         self.shards = shards
         items = [shard_items(episode) for episode in shards]
-        # (episodes, n): the characters each owner's shard adds to a message, '{' items joined by ', '
-        # '}': the item and its separator (or the braces, for the first); a message of items is their sum
-        self.costs = np.array([[len(item) + 2 for item in episode] for episode in items], dtype=np.int64)
+        self.costs = np.array([item_costs(episode) for episode in items], dtype=np.int64)  # (episodes, n)
         self.items = [pa.array(episode, pa.string()) for episode in items]
 
     @cached_property
     def forged(self) -> tuple[np.ndarray, list[pa.StringArray]]:
         """The costs and items of every owner's shard as an adversary reports it."""
-        items = [shard_items([forged_shard(s, o) for o in range(len(s))]) for s in self.shards]
-        costs = np.array([[len(item) + 2 for item in episode] for episode in items], dtype=np.int64)
+        items = [shard_items(lies(episode)) for episode in self.shards]
+        costs = np.array([item_costs(episode) for episode in items], dtype=np.int64)
         return costs, [pa.array(episode, pa.string()) for episode in items]
 
     def sizes(self, episode: np.ndarray, masks: np.ndarray) -> np.ndarray:
