@@ -46,7 +46,7 @@ from hivebench.store import SUMMARY_KEY
 from hivebench.suites.agentsnet.task import NetActions
 from hivebench.suites.agentsnet.text import NetView
 from hivebench.suites.loopbench.task import ColoringTask
-from hivebench.suites.silobench.adversary import SiloAdversary, forged_instance, with_forged_own
+from hivebench.suites.silobench.adversary import SiloAdversary, dealt_lies, forged_instance, with_forged_own
 from hivebench.suites.silobench.exchange import FORGED, ShardTexts, lies
 from hivebench.suites.silobench.instances import instance, whole_answer
 from hivebench.suites.silobench.task import SiloActions
@@ -568,11 +568,11 @@ def test_a_silobench_lie_longer_than_the_truth_keeps_every_message_within_the_ca
 
 def test_a_silobench_adversary_drops_the_last_shards_it_relays_where_its_lie_would_go_over_the_cap():
     block, instances = GraphBlock([graph([(0, 1), (1, 2), (2, 0)], 3)]), [instance("I-09", 3, 1)]
-    true, lied = np.array([[50, 60, 70]]), np.array([[80, 60, 70]])  # agent 0's lie costs 30 more
+    true, lie = np.array([[50, 60, 70]]), np.array([[80, 60, 70]])  # agent 0's lie costs 30 more
     views = SimpleNamespace(block=block, instances=instances, previous=None, item_costs=true, message_chars=190)
     payload = np.array([[True, True, True], [True, True, False]])  # 180 and 110 characters
     sent = exchange.Outbox(np.array([0, 0]), np.array([1, 2]), payload=payload)
-    forged = with_forged_own(views, sent, np.array([0, 1]), lied).payload
+    forged = with_forged_own(views, sent, np.array([0, 1]), dealt_lies(views), lie).payload
     assert forged.tolist() == [[FORGED, 1, 0], [FORGED, 1, 0]]  # 210 over 190: owner 2's shard goes
 
 
@@ -788,11 +788,17 @@ def test_a_medium_without_its_transit_table_writes_the_same_episode_one_file_few
     assert [Path(f).name.split(".")[1] for f in cell_files(expiry)[1:]] == ["messages"]
 
 
-def test_an_llm_agent_sees_what_it_sent_and_only_what_reached_it_under_loss():
-    (cell,) = blocks(study("coloring-ws", ["distributed"], 8, ["none"], seeds=[3]))[("distributed", None)]
+def task_under(name: str, n: int, seed: int, **medium: Any) -> Any:
+    """The default config's task `name` (N = n, one episode) reset, its medium made unreliable."""
+    (cell,) = blocks(study(name, ["distributed"], n, ["none"], seeds=[seed]))[("distributed", None)]
     task = make_task(cell)
-    task.reset([3])
-    task.medium = UnreliableMedium(task.medium, settings(loss=0.5), Streams([3], "perturbation/medium"))
+    task.reset([seed])
+    task.medium = UnreliableMedium(task.medium, settings(**medium), Streams([seed], "perturbation/medium"))
+    return task
+
+
+def test_an_llm_agent_sees_what_it_sent_and_only_what_reached_it_under_loss():
+    task = task_under("coloring-ws", 8, 3, loss=0.5)
     block = task.block
     for t in range(3):
         said = pa.array([f"r{t} {s}>{r}" for s, r in zip(block.src, block.indices)])
@@ -811,10 +817,7 @@ def test_an_llm_agent_sees_what_it_sent_and_only_what_reached_it_under_loss():
 
 
 def test_a_silobench_agent_sees_each_message_it_sent_once_in_its_round_under_delay():
-    (cell,) = blocks(study("silo-waggle", ["distributed"], 6, ["none"], seeds=[2]))[("distributed", None)]
-    task = make_task(cell)
-    task.reset([2])
-    task.medium = UnreliableMedium(task.medium, settings(delay=1), Streams([2], "perturbation/medium"))
+    task = task_under("silo-waggle", 6, 2, delay=1)
     block = task.block
     for t in range(3):
         said = [f"r{t} {s}>{r}" for s, r in zip(block.src, block.indices)]

@@ -128,6 +128,16 @@ class Streams:
         """Integers in [low, high)."""
         return self._draw((low, high), shape, split)
 
+    def random_by_episode(self, episode: np.ndarray) -> np.ndarray:
+        """One double per row, from the stream of the row's episode (`episode[i]`): each episode's rows
+        take its next numbers in the order they come, wherever they lie among the others'."""
+        split = np.bincount(episode, minlength=len(self.seeds))
+        if (split == split[0]).all() and (np.diff(episode) >= 0).all():  # in episode order, as many each
+            return self.random((len(episode),))  # the same numbers, without the bookkeeping
+        out = np.empty(len(episode))
+        out[np.argsort(episode, kind="stable")] = self.random((len(episode),), split=split)
+        return out
+
 
 def uniform_among(mask: np.ndarray, rng: Streams, split: Sequence[int] | None = None) -> np.ndarray:
     """Per row, a column chosen uniformly at random among the True entries (rows need one True).

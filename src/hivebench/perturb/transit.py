@@ -139,15 +139,8 @@ class UnreliableMedium:
         return lost, delay, doubled, cut
 
     def _draw(self, name: str, agents: np.ndarray) -> np.ndarray:
-        """One double per row, each from its episode's stream (rows in episode order as drawn)."""
-        episode = agents // self.block.n
-        split = np.bincount(episode, minlength=self.block.episodes)
-        if (split == split[0]).all() and (np.diff(episode) >= 0).all():  # in episode order, as many each
-            return self.streams[name].random((len(agents),))  # the same numbers, without the bookkeeping
-        order = np.argsort(episode, kind="stable")
-        out = np.empty(len(agents))
-        out[order] = self.streams[name].random((len(agents),), split=split)
-        return out
+        """One double per row, each from the stream of its agent's episode."""
+        return self.streams[name].random_by_episode(agents // self.block.n)
 
     def _shuffled(self, inbox: Any) -> Any:
         _, receiver = inboxes.ends(inbox)

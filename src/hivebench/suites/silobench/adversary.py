@@ -26,15 +26,17 @@ from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.task import SiloActions, SiloViews
 
 
-def dealt(views: SiloViews) -> tuple[Instance, ...]:
-    """Each episode's instance as dealt, before a late change (`change_at`): what every lie is made of,
-    so that one lie is the same in the record, in its receivers' answers and in an LLM agent's text."""
-    return views.previous if views.previous is not None else views.instances
+def dealt_lies(views: SiloViews) -> list[list[Any]]:
+    """Per episode, every owner's lie (`exchange.lies`), made from the shards as dealt, before a late
+    change (`change_at`): one lie is the same in the record, in its receivers' answers and in an LLM
+    agent's text."""
+    dealt = views.previous if views.previous is not None else views.instances
+    return [lies(inst.shards) for inst in dealt]
 
 
-def lie_costs(views: SiloViews) -> np.ndarray:
+def lie_costs(lied: list[list[Any]]) -> np.ndarray:
     """(episodes, n) the characters each owner's lie adds to a message (exchange.item_costs)."""
-    return np.array([item_costs(shard_items(lies(inst.shards))) for inst in dealt(views)], dtype=np.int64)
+    return np.array([item_costs(shard_items(episode)) for episode in lied], dtype=np.int64)
 
 
 def forged_instance(inst: Instance, owners: Sequence[int], lied: Sequence[Any]) -> Instance:
@@ -46,10 +48,13 @@ def forged_instance(inst: Instance, owners: Sequence[int], lied: Sequence[Any]) 
     return Instance(inst.task, inst.n, tuple(shards), inst.public, PROBLEMS[inst.task].solve(shards, inst.public))
 
 
-def with_forged_own(views: SiloViews, outbox: Outbox, rows: np.ndarray, costs: np.ndarray) -> Outbox:
+def with_forged_own(
+    views: SiloViews, outbox: Outbox, rows: np.ndarray, lied: list[list[Any]], costs: np.ndarray
+) -> Outbox:
     """The outbox with messages `rows` carrying their sender's own shard forged (classical payloads;
-    `costs`: lie_costs), or saying the forged value alone (text). A lie longer than the truth may take a
-    message over the cap: the other shards it carries go, the last first, until it fits."""
+    `lied`, `costs`: dealt_lies and their lie_costs), or saying the forged value alone (text). A lie
+    longer than the truth may take a message over the cap: the other shards it carries go, the last
+    first, until it fits."""
     n = views.block.n
     sender = outbox.sender[rows]
     if outbox.payload is None:
@@ -57,12 +62,12 @@ def with_forged_own(views: SiloViews, outbox: Outbox, rows: np.ndarray, costs: n
         text = list(outbox.text)
         for row, agent in zip(rows.tolist(), sender.tolist()):
             owner = agent % n
-            text[row] = "{" + f'"{owner}": {json.dumps(lies(dealt(views)[agent // n].shards)[owner])}' + "}"
+            text[row] = "{" + f'"{owner}": {json.dumps(lied[agent // n][owner])}' + "}"
         return replace(outbox, text=text)
     payload = outbox.payload.astype(np.int8)
     own = payload[rows, sender % n] > 0
     payload[rows[own], sender[own] % n] = FORGED
-    episode = outbox.sender[rows] // n
+    episode = sender // n
     size = np.where(payload[rows] == FORGED, costs[episode], views.item_costs[episode]) * (payload[rows] > 0)
     for i in np.flatnonzero(size.sum(axis=1) > views.message_chars).tolist():
         row, owner = int(rows[i]), int(sender[i] % n)
@@ -77,6 +82,7 @@ def with_forged_own(views: SiloViews, outbox: Outbox, rows: np.ndarray, costs: n
 class SiloAdversary:
     def __init__(self, streams: Streams):
         self.streams = streams  # it draws nothing
+        self.lied: list[list[Any]] | None = None  # per episode, every owner's lie (made once)
         self.costs: np.ndarray | None = None
 
     def act(self, views: SiloViews, actions: SiloActions, agents: np.ndarray) -> SiloActions:
@@ -86,5 +92,7 @@ class SiloAdversary:
         rows = np.flatnonzero(agents[outbox.sender])
         if not len(rows):
             return actions
-        self.costs = lie_costs(views) if self.costs is None else self.costs
-        return replace(actions, outbox=with_forged_own(views, outbox, rows, self.costs))
+        if self.lied is None or self.costs is None:
+            self.lied = dealt_lies(views)
+            self.costs = lie_costs(self.lied)
+        return replace(actions, outbox=with_forged_own(views, outbox, rows, self.lied, self.costs))

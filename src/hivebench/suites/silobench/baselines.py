@@ -32,8 +32,8 @@ import pyarrow as pa
 from hivebench.engine.api import Policy
 from hivebench.engine.media.exchange import Outbox
 from hivebench.seeding import Streams
-from hivebench.suites.silobench.adversary import dealt, forged_instance, lie_costs
-from hivebench.suites.silobench.exchange import FORGED, lies
+from hivebench.suites.silobench.adversary import dealt_lies, forged_instance, lie_costs
+from hivebench.suites.silobench.exchange import FORGED
 from hivebench.suites.silobench.instances import own_answer, whole_answer
 from hivebench.suites.silobench.problems import Instance
 from hivebench.suites.silobench.task import SiloActions, SiloViews
@@ -57,6 +57,7 @@ class Holdings:
         # agent holds forged, unknowing (it passes them on as they came), and what each lie costs a
         # message; None before
         self.forged: np.ndarray | None = None
+        self.lied: list[list[Any]] | None = None  # per episode, every owner's lie (made once)
         self.lie_costs: np.ndarray | None = None
 
     def start(self, views: SiloViews) -> None:
@@ -127,7 +128,8 @@ class Holdings:
         if self.forged is None:
             assert self.known is not None
             self.forged = np.zeros_like(self.known)
-            self.lie_costs = lie_costs(views)
+            self.lied = dealt_lies(views)
+            self.lie_costs = lie_costs(self.lied)
         return self.forged
 
     def marked(self, outbox: Outbox) -> Outbox:
@@ -150,11 +152,11 @@ class Holdings:
 
     def packed(self, views: SiloViews, wanted: np.ndarray) -> np.ndarray:
         """Of the shards each agent wants to send, those that fit one message, in owner order."""
-        n = views.block.n
-        costs = views.item_costs[np.arange(views.block.agents) // n]
+        episode = np.arange(views.block.agents) // views.block.n
+        costs = views.item_costs[episode]
         if self.forged is not None:  # a lie it passes on costs what the lie's text does
             assert self.lie_costs is not None
-            costs = np.where(self.forged, self.lie_costs[np.arange(views.block.agents) // n], costs)
+            costs = np.where(self.forged, self.lie_costs[episode], costs)
         costs = np.where(wanted, costs, 0)
         return wanted & (np.cumsum(costs, axis=1) <= views.message_chars)
 
@@ -174,7 +176,8 @@ class Holdings:
             if key not in solved:
                 owners = np.flatnonzero(self.known[v]).tolist()
                 if forged is not None and forged.any():
-                    inst = forged_instance(inst, np.flatnonzero(forged).tolist(), lies(dealt(views)[s].shards))
+                    assert self.lied is not None
+                    inst = forged_instance(inst, np.flatnonzero(forged).tolist(), self.lied[s])
                 solved[key] = (whole_answer(inst, owners), owners, inst)
             whole, owners, inst = solved[key]
             answers[v] = whole if views.oracle else own_answer(inst, whole, owners, v % n)

@@ -66,8 +66,8 @@ class ShardTexts:
         carried, not over every owner; an empty message is '{}')."""
         rows, owners = np.nonzero(masks)
         costs = self.costs[episode[rows], owners]
-        if masks.dtype != bool and (lies := masks[rows, owners] == FORGED).any():
-            costs = np.where(lies, self.forged[0][episode[rows], owners], costs)
+        if masks.dtype != bool and (forged := masks[rows, owners] == FORGED).any():
+            costs = np.where(forged, self.forged[0][episode[rows], owners], costs)
         items = np.bincount(rows, weights=costs, minlength=len(masks)).astype(np.int64)
         return np.where(masks.any(axis=1), items, 2)
 
@@ -76,7 +76,7 @@ class ShardTexts:
         rows, owners = np.nonzero(masks)
         offsets = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(masks)))]).astype(np.int32)
         chosen = self.items[episode].take(pa.array(owners))
-        if masks.dtype != bool and (lies := masks[rows, owners] == FORGED).any():
-            chosen = pc.if_else(pa.array(lies), self.forged[1][episode].take(pa.array(owners)), chosen)
+        if masks.dtype != bool and (forged := masks[rows, owners] == FORGED).any():
+            chosen = pc.if_else(pa.array(forged), self.forged[1][episode].take(pa.array(owners)), chosen)
         items = pa.ListArray.from_arrays(pa.array(offsets), chosen)
         return pc.binary_join_element_wise("{", pc.binary_join(items, ", "), "}", "")

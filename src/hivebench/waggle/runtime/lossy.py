@@ -28,11 +28,7 @@ class LossyField(TraceField):
     def _arrivals(self, *args: Any) -> np.ndarray:
         rows = super()._arrivals(*args)
         if self.loss and len(rows):
-            episode = rows[:, RECEIVER] // self.block.n
-            order = np.argsort(episode, kind="stable")
-            draws = np.empty(len(rows))
-            draws[order] = self.streams.random((len(rows),), split=np.bincount(episode, minlength=self.block.episodes))
-            lost = draws < self.loss
+            lost = self.streams.random_by_episode(rows[:, RECEIVER] // self.block.n) < self.loss
             self.dropped += self.block.per_episode(agents=rows[lost, RECEIVER])
             rows = rows[~lost]
         if self.expiry and len(rows):
