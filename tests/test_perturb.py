@@ -35,14 +35,14 @@ from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.models import ChatResult
 from hivebench.models.cache import ResponseCache
-from hivebench.paths import calls_path, cell_files, cell_path, table_fields
+from hivebench.paths import calls_path, cell_files, cell_path, inline_tables, side_path, table_fields
 from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.report import members_table, render, robustness_table
 from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, TASK_KINDS
 from hivebench.report import Section
 from hivebench.seeding import Streams
-from hivebench.store import SUMMARY_KEY
+from hivebench.store import INLINE_KEY, SUMMARY_KEY, inline_text, read_cell
 from hivebench.suites.agentsnet.task import NetActions
 from hivebench.suites.agentsnet.text import NetView
 from hivebench.suites.loopbench.task import ColoringTask
@@ -360,7 +360,9 @@ def test_a_perturbed_arm_has_its_own_name_path_and_identity():
     assert table_fields(plain)["method"] == "distributed" and "perturbation" not in table_fields(plain)
     assert table_fields(lossy)["method"] == "distributed+lossy" and table_fields(lossy)["perturbation"] == "lossy"
     assert "/distributed+lossy/n6/" in cell_path(lossy)
-    assert cell_files(lossy)[-1].endswith(".transit.parquet") and not cell_files(plain)[-1].endswith("transit.parquet")
+    # its changed deliveries lie in its per-agent file: the files are named as the unperturbed cell's
+    assert [Path(f).name for f in cell_files(lossy)] == [Path(f).name for f in cell_files(plain)]
+    assert inline_tables(lossy) == ("transit",) and inline_tables(plain) == ()
     expected = settings(loss=0.3, delay=1, delay_max=2)
     del expected["truncate_chars"]  # nothing is cut: the length a cut keeps is no part of the cell
     del expected["transit"]  # as every cell held it before the setting: the default is no part of the cell
@@ -596,7 +598,7 @@ def test_the_episode_page_marks_faulty_agents_and_draws_lost_and_late_messages(t
     page = render_page(load_episode(path), tmp_path / "s1.html").read_text(encoding="utf-8")
     spec = json.loads(re.search(r'id="episode-spec">(.*?)</script>', page, re.DOTALL).group(1))
     alt.HConcatChart.from_dict(spec, validate=True)
-    transit = pq.read_table(tmp_path / "s1.transit.parquet").to_pandas()
+    transit = load_episode(path).tables["transit"]
     kinds = {row["kind"] for row in spec["datasets"]["links"]}
     assert {"messages", "lost", "delayed"} <= kinds
     lost = [row for row in spec["datasets"]["links"] if row["kind"] == "lost"]
@@ -615,10 +617,10 @@ def test_a_loopbench_page_draws_lost_and_late_announcements(tmp_path):
     write_episode(cell, path)
     page = render_page(load_episode(path), tmp_path / "s1.html").read_text(encoding="utf-8")
     spec = json.loads(re.search(r'id="episode-spec">(.*?)</script>', page, re.DOTALL).group(1))
-    transit = pq.read_table(tmp_path / "s1.transit.parquet").to_pandas()
+    transit = load_episode(path).tables["transit"]
     drawn = pd.DataFrame(spec["datasets"]["links"])
     assert set(drawn.kind) == set(transit.fate) == {"lost", "delayed"}
-    assert (drawn.kind.value_counts() == transit.fate.value_counts()).all()
+    assert drawn.kind.value_counts().to_dict() == transit.fate.astype(str).value_counts().to_dict()
 
 
 def test_the_trace_field_loses_deliveries_and_expires_traces_early():
@@ -774,12 +776,29 @@ def test_a_mixed_populations_page_reads_its_model_members_calls(tmp_path, monkey
     assert load_episode(tmp_path / cell_path(cell)).calls["k1"]["messages"] == [{"role": "user", "content": "hi"}]
 
 
-def test_a_medium_without_its_transit_table_writes_the_same_episode_one_file_fewer(tmp_path):
+def test_the_transit_table_lies_sealed_in_the_cell_file_as_the_medium_made_it(tmp_path):
+    (cell,) = blocks(study("silo", ["distributed"], 6, ["lossy"], seeds=[2]))[("distributed", "lossy")]
+    (record,) = play_block([cell])
+    path = tmp_path / "s2.parquet"
+    write_episode(cell, path, record)
+    made = record.table("transit")
+    assert len(made) and not Path(side_path(path, "transit")).exists()
+    pd.testing.assert_frame_equal(load_episode(path).tables["transit"], made.to_pandas())
+    assert read_cell(path, digest(cell)) == (record.summary, {})
+    metadata = pq.read_schema(path).metadata
+    # the record changed by hand (a delivery dropped): the seal no longer holds
+    metadata = {**metadata, INLINE_KEY: inline_text({"transit": made.slice(1)})}
+    pq.write_table(pq.read_table(path).replace_schema_metadata(metadata), path)
+    assert "does not match its seal" in read_cell(path, digest(cell))[1][str(path)]
+
+
+def test_a_medium_without_its_transit_table_writes_the_same_episode(tmp_path):
     config = study("coloring-ws", ["distributed"], 8, ["lossy", "lossy-counted", "field-expiry"], seeds=[1, 2])
     cells = blocks(config)
     recorded, counted = cells[("distributed", "lossy")], cells[("distributed", "lossy-counted")]
     assert "transit" not in recorded[0]["perturbation"]["medium"]  # the default: the cell as before the setting
     assert [Path(f).name.split(".")[1] for f in cell_files(counted[0])[1:]] == ["messages"]
+    assert inline_tables(counted[0]) == ()
     for a, b in zip(play_block(recorded), play_block(counted)):
         assert a.summary == b.summary and pa.table(a.agents).equals(pa.table(b.agents))
         assert set(a.tables) - set(b.tables) == {"transit"} and a.table("messages").equals(b.table("messages"))

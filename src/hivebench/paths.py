@@ -88,12 +88,15 @@ def cell_files(cell: dict[str, Any]) -> list[str]:
 
 
 def side_tables(cell: dict[str, Any]) -> tuple[str, ...]:
-    """The side tables a cell writes: its task's, then its method's, then its perturbation's."""
-    return (
-        task_kind(cell["task"]["kind"]).tables
-        + method_tables(cell["method"], cell["suite"])
-        + perturb.side_tables(cell.get("perturbation"))
-    )
+    """The side tables a cell writes as files of their own: its task's, then its method's."""
+    return task_kind(cell["task"]["kind"]).tables + method_tables(cell["method"], cell["suite"])
+
+
+def inline_tables(cell: dict[str, Any]) -> tuple[str, ...]:
+    """The side tables a cell keeps in its per-agent file's metadata (`store.INLINE_KEY`): a few rows
+    each, for which a file of their own would cost a small cell more than playing it (its
+    perturbation's)."""
+    return perturb.inline_tables(cell.get("perturbation"))
 
 
 def method_tables(method: dict[str, Any], suite: str) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ temporary file behind: the next write of the same target, and the next run of th
 removes every `.<name>.*.tmp` of that target. Parquet files carry page checksums (CRC32), so a file
 damaged in place is caught when read in full (`read_verified`); their footers are not, so a cell file
 also holds a seal (`hivebench.seal`): a hash over the rest of its `hivebench.*` metadata (cell, hash,
-summary, side-table hashes) and over its columns' names and types (the footer's schema), checked
+summary, side-table hashes, inline tables) and over its columns' names and types (the footer's schema), checked
 when the file is read back (`read_cell`).
 """
 
@@ -34,6 +34,7 @@ HASH_KEY = b"hivebench.cell_hash"
 SUMMARY_KEY = b"hivebench.summary"
 VERSION_KEY = b"hivebench.version"
 TABLES_KEY = b"hivebench.tables"  # a cell's side tables: {name: sha256 of its file}
+INLINE_KEY = b"hivebench.inline"  # a cell's side tables kept here (paths.inline_tables): `inline_text`
 SEAL_KEY = b"hivebench.seal"
 
 
@@ -89,6 +90,24 @@ def write_table(frame: Any, path: str | Path) -> None:
 def write_json(value: Any, path: str | Path) -> None:
     """A small JSON document, atomically."""
     _write_atomic(path, lambda temp: temp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8"))
+
+
+def inline_text(tables: dict[str, pa.Table]) -> bytes:
+    """Small side tables as a file's metadata value: JSON {name: the table as an Arrow IPC stream, in
+    base64}, typed and exact, and several times faster to make than JSON columns."""
+    encoded = {}
+    for name, table in tables.items():
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as stream:
+            stream.write_table(table)
+        encoded[name] = base64.b64encode(sink.getvalue().to_pybytes()).decode()
+    return json.dumps(encoded).encode()
+
+
+def read_inline(metadata: dict[bytes, bytes]) -> dict[str, pa.Table]:
+    """The side tables a cell file's metadata holds (`inline_text`), by name."""
+    encoded = json.loads(metadata.get(INLINE_KEY, b"{}"))
+    return {name: pa.ipc.open_stream(base64.b64decode(text)).read_all() for name, text in encoded.items()}
 
 
 def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:

@@ -77,7 +77,7 @@ from hivebench.config import ConfigError, validate
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.engine.writer import stored
-from hivebench.paths import side_tables
+from hivebench.paths import inline_tables, side_tables
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
 from hivebench.suite import Suite
@@ -308,11 +308,11 @@ def check_record(cells: list[Cell]) -> None:
                     "rows go state by "
                     f"state 0..{horizon}, agents 0..{n - 1} within each"
                 )
-    declared = set(side_tables(cell))
+    declared = set(side_tables(cell) + inline_tables(cell))
     if set(record.tables) != declared:
         problems.append(
-            f"side tables {sorted(record.tables)}, but the task kind and method declare {sorted(declared)} "
-            "(TaskKind.tables, MethodImpl.tables)"
+            f"side tables {sorted(record.tables)}, but the task kind, method and perturbation declare "
+            f"{sorted(declared)} (TaskKind.tables, MethodImpl.tables, hivebench.perturb.inline_tables)"
         )
     metrics = {metric.name for metric in SUITE_OBJECTS[cell["suite"]].metrics}
     if missing := sorted(metrics - set(record.summary)):

@@ -13,14 +13,16 @@ from hivebench import __version__
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.loop import play
 from hivebench.ids import canonical_json, digest
-from hivebench.paths import side_path
+from hivebench.paths import inline_tables, side_path
 from hivebench.store import (
     CELL_KEY,
     HASH_KEY,
+    INLINE_KEY,
     SUMMARY_KEY,
     TABLES_KEY,
     VERSION_KEY,
     file_digest,
+    inline_text,
     sealed,
     write_atomic,
 )
@@ -44,10 +46,12 @@ def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord 
     summary in the file metadata, sealed (`store.seal`).
 
     Side tables go first, each to its own file beside `path`; the per-agent file goes last and holds
-    their content hashes, so a cell is there (and whole) exactly when that file is."""
+    their content hashes, so a cell is there (and whole) exactly when that file is. The cell's inline
+    tables (`paths.inline_tables`) go in that file's metadata (`store.inline_text`)."""
     record = record or play(cell)
+    inline = inline_tables(cell)
     hashes = {}
-    for name in record.tables:
+    for name in (name for name in record.tables if name not in inline):
         side = side_path(path, name)
         write_atomic(stored(record.table(name)), side)
         hashes[name] = file_digest(side)
@@ -58,6 +62,8 @@ def write_episode(cell: dict[str, Any], path: str | Path, record: EpisodeRecord 
         TABLES_KEY: json.dumps(hashes).encode(),
         VERSION_KEY: __version__.encode(),
     }
+    if inline:
+        metadata[INLINE_KEY] = inline_text({name: record.table(name) for name in inline})
     table = stored(pa.table(record.agents))
     write_atomic(table, path, sealed(metadata, table.schema))
     return record.summary

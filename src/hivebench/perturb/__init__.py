@@ -11,8 +11,8 @@ from typing import Any
 
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
-# shows what it sent as sent
-VERSION = 2
+# shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
+VERSION = 3
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
 
@@ -104,7 +104,7 @@ def in_transit(perturbation: dict[str, Any] | None) -> bool:
     return any(medium.get(key) for key in TRANSIT_SETTINGS)
 
 
-def side_tables(perturbation: dict[str, Any] | None) -> tuple[str, ...]:
-    """The side tables a perturbation adds to a cell: `transit`, each message its medium changed
-    (unless its `transit` setting is off)."""
+def inline_tables(perturbation: dict[str, Any] | None) -> tuple[str, ...]:
+    """The side tables a perturbation adds to a cell, kept in its per-agent file's metadata: `transit`,
+    each delivery its medium changed (unless its `transit` setting is off)."""
     return ("transit",) if in_transit(perturbation) and perturbation["medium"].get("transit", True) else ()

@@ -15,7 +15,10 @@ delivers nothing: a write is lost when it is sent, and it cannot be late.
 Per episode the summary counts `lost_messages`, `delayed_messages`, `duplicated_messages` and
 `cut_messages` (the suite's medium counts those it cuts to its cap, `truncated_messages`), and the
 `transit` table holds one row per delivery the medium changed: the round it was sent in, sender and
-receiver (-1: a lost store write), its fate and the round at whose start it arrives (-1: never).
+receiver (-1: a lost store write), its fate and the round at whose start it arrives (-1: never). The
+cell keeps that table in its per-agent file's metadata rather than a file of its own
+(hivebench.paths.inline_tables): a second file cost a sub-millisecond classical cell more than the
+perturbation itself did (benchmarks/bench_perturb.py).
 """
 
 from __future__ import annotations
@@ -67,13 +70,14 @@ class UnreliableMedium:
         # this round's messages: sender, receiver, (lost, delay, duplicated, cut)
         self.fates: tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]] | None = None
         self.held: list[tuple[int, inboxes.Inbox]] = []  # (due round, deliveries), in the order held
-        self.events: list[tuple[np.ndarray, ...]] = []  # (step, sender, receiver, fate, arrival) arrays
+        # (step, fate, sender, receiver, arrival): a round's deliveries of one fate (arrival: one for all, or each's)
+        self.events: list[tuple[int, int, np.ndarray, np.ndarray, Any]] = []
         self.received: list[tuple[int, np.ndarray]] = []  # (round, receivers) of each delivery made
 
     def send(self, step: int, outbox: Any) -> None:
         if self.store and self.loss:
             lost = self._draw("loss", outbox.sender) < self.loss
-            self._record(step, outbox.sender[lost], np.full(int(lost.sum()), -1), LOST, -1)
+            self._record(step, outbox.sender, np.full(len(lost), -1), lost, LOST, -1)
             outbox = outbox.take(np.flatnonzero(~lost))
         elif self.per_message:  # a message's fate, drawn as it is sent; its deliveries find it by sender and receiver
             self.fates = (outbox.sender, outbox.receiver, self._fates(outbox.sender))
@@ -108,22 +112,28 @@ class UnreliableMedium:
         cut = cut & ~lost  # not in place: the drawn fates stay as drawn
         if cut.any():
             inbox, unreadable = inboxes.truncated(inbox, cut, self.chars)
-            arrival = np.where(unreadable, -1, step + 1 + delay)
-            self._record(step, sender[cut], receiver[cut], CUT, arrival[cut])
+            self._record(step, sender, receiver, cut, CUT, np.where(unreadable, -1, step + 1 + delay))
             lost = lost | unreadable
-        self._record(step, sender[lost & ~cut], receiver[lost & ~cut], LOST, -1)
+            self._record(step, sender, receiver, lost & ~cut, LOST, -1)
+        else:
+            self._record(step, sender, receiver, lost, LOST, -1)
         late = ~lost & (delay > 0)
-        self._record(step, sender[late], receiver[late], DELAYED, step + 1 + delay[late])
+        self._record(step, sender, receiver, late, DELAYED, step + 1 + delay)
         twice = ~lost & doubled
-        self._record(step, sender[twice], receiver[twice], DUPLICATED, step + 2 + delay[twice])
+        self._record(step, sender, receiver, twice, DUPLICATED, step + 2 + delay)
         if (late | twice).any():
-            for d in np.unique(delay[late | twice]):
+            for d in self._delays(delay[late]):
                 if (rows := np.flatnonzero(late & (delay == d))).size:
                     self.held.append((step + int(d), inboxes.take(inbox, rows)))
-            for d in np.unique(delay[twice]):
+            for d in self._delays(delay[twice]):
                 self.held.append((step + int(d) + 1, inboxes.take(inbox, np.flatnonzero(twice & (delay == d)))))
             self.held.sort(key=lambda held: held[0])  # stable: what was held first arrives first
         return inboxes.take(inbox, np.flatnonzero(~lost & (delay == 0)))
+
+    def _delays(self, delay: np.ndarray) -> Any:
+        """The distinct delays among some deliveries' (a fixed delay: that one, unless there are none)."""
+        low, high = self.delay
+        return np.unique(delay) if high > low else (low,) if len(delay) else ()
 
     def _fates(self, agents: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(lost, delay, duplicated, truncated) of messages or deliveries owned by `agents` (a setting
@@ -147,10 +157,13 @@ class UnreliableMedium:
         keys = self._draw("reorder", receiver)
         return inboxes.take(inbox, np.lexsort((keys, receiver // self.block.n)))
 
-    def _record(self, step: int, sender: np.ndarray, receiver: np.ndarray, fate: int, arrival: Any) -> None:
-        if len(sender):
-            arrivals = np.broadcast_to(np.asarray(arrival), sender.shape)
-            self.events.append((np.full(len(sender), step), sender, receiver, np.full(len(sender), fate), arrivals))
+    def _record(
+        self, step: int, sender: np.ndarray, receiver: np.ndarray, rows: np.ndarray, fate: int, arrival: Any
+    ) -> None:
+        """Keep the deliveries `rows` (a mask) selects, with their fate and arrival (one for all, or per delivery)."""
+        if rows.any():
+            arrivals = arrival if np.isscalar(arrival) else arrival[rows]
+            self.events.append((step, fate, sender[rows], receiver[rows], arrivals))
 
     def traffic(self, rounds: int) -> dict[str, np.ndarray]:
         """The inner medium's counts, with what each agent received as this medium delivered it."""
@@ -181,8 +194,14 @@ class UnreliableMedium:
     @cached_property
     def _log(self) -> Log:
         """What the medium changed, once the block has ended: one table, sorted by episode."""
-        columns = [np.concatenate(c) for c in zip(*self.events)] if self.events else [np.zeros(0, np.int64)] * 5
-        step, sender, receiver, fate, arrival = columns
+        sizes = [len(event[2]) for event in self.events]
+        step = np.repeat(np.array([event[0] for event in self.events], dtype=np.int64), sizes)
+        fate = np.repeat(np.array([event[1] for event in self.events], dtype=np.int64), sizes)
+        sender, receiver, arrival = (np.zeros(0, np.int64),) * 3
+        if self.events:
+            sender = np.concatenate([event[2] for event in self.events])
+            receiver = np.concatenate([event[3] for event in self.events])
+            arrival = np.concatenate([np.full(n, a) if np.isscalar(a) else a for (*_, a), n in zip(self.events, sizes)])
         episode = sender // self.block.n
         order = np.argsort(episode, kind="stable")
         base = (episode * self.block.n)[order]

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from hivebench.agents.mixed import members_of
 from hivebench.models.cache import cache_records
 from hivebench.paths import CELL_FILE, calls_path, cell_path, side_path
-from hivebench.store import CELL_KEY, SUMMARY_KEY, TABLES_KEY
+from hivebench.store import CELL_KEY, SUMMARY_KEY, TABLES_KEY, read_inline
 from hivebench.view import EpisodeError
 
 
@@ -76,6 +76,7 @@ def load(target: str | Path) -> Episode:
     cell = json.loads(metadata[CELL_KEY])
     names = json.loads(metadata.get(TABLES_KEY, b"{}"))
     tables = {name: pd.read_parquet(side_path(path, name)) for name in names}
+    tables |= {name: table.to_pandas() for name, table in read_inline(metadata).items()}
     return Episode(
         path=path,
         cell=cell,
