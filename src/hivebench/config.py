@@ -747,6 +747,11 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
             yield f"{where}[{i}]: unknown perturbation {name!r} (defined: {known})"
             continue
         parts = resolved_perturbation(name, defined[name]) if name != NONE else {}
+        if "clocks" in parts and "activation" in parts:
+            yield (
+                f"perturbations.{name}: `clocks` and `activation` both say when agents act; give one "
+                f"(used by {where}[{i}])"
+            )
         for task_name in study["tasks"]:
             task = config["tasks"].get(task_name)
             if task is None:

@@ -12,6 +12,7 @@ from typing import Any
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
 # shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
+# (and asynchronous clocks, new)
 VERSION = 3
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
@@ -48,6 +49,12 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
         del activation["spare_answers"]  # the default: cells keep the identity they had before the setting
     if activation and activation.get("probability", 0) < 1:
         parts["activation"] = activation
+    clocks = dict(entry.get("clocks") or {})
+    if clocks.get("latency_max") == clocks.get("latency", 0):
+        clocks.pop("latency_max", None)
+    clocks = {key: value for key, value in clocks.items() if value != CLOCK_DEFAULTS.get(key)}
+    if clocks:  # period 1, jitter 0, latency 0: the synchronous loop, the unperturbed cell
+        parts["clocks"] = clocks
     return {"name": name, "version": VERSION, **parts}
 
 
@@ -61,7 +68,11 @@ AXES = {
     ("medium", "truncate"): ("message truncation", 0),
     ("activation", "probability"): ("activation probability", 1),
     ("activation", "count"): ("agents active per round", None),
+    ("clocks", "period"): ("clock period (rounds)", 1),
+    ("clocks", "jitter"): ("clock jitter (rounds)", 0),
+    ("clocks", "latency"): ("decision latency (rounds)", 0),
 }
+CLOCK_DEFAULTS = {"period": 1, "jitter": 0, "latency": 0}
 MEDIUM_DEFAULTS = {
     "loss": 0,
     "unit": "message",
@@ -78,10 +89,13 @@ def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
     """The one setting a perturbation (as a cell holds it) moves away from the unperturbed run, as
     (axis, strength): `message loss`, 0.3; `crash fraction from round 0`, 0.25; None where it moves
     several (its arm is a point of its own)."""
-    parts = [key for key in ("medium", "faults", "activation") if key in perturbation]
+    parts = [key for key in ("medium", "faults", "activation", "clocks") if key in perturbation]
     if len(parts) != 1:
         return None
     part = perturbation[parts[0]]
+    if parts[0] == "clocks":
+        ((key, value),) = part.items() if len(part) == 1 else ((None, None),)
+        return (AXES[("clocks", key)][0], value) if ("clocks", key) in AXES else None
     if parts[0] == "faults":
         return f"{part['kind']} fraction from round {part['onset']}", part["fraction"]
     if parts[0] == "activation":

@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from hivebench.engine.api import EpisodeRecord, Policy
 from hivebench.perturb.actions import merge
+from hivebench.perturb.clocks import Clocks
 from hivebench.seeding import Streams
 
 
@@ -58,11 +59,15 @@ class Gate:
             chosen = np.argsort(keys, axis=1, kind="stable")[:, :count]
             self.faulty[(chosen + n * np.arange(self.episodes)[:, None]).ravel()] = True
         self.wake = streams.child("activation")
+        clocks = perturbation.get("clocks")
+        self.clocks = Clocks(clocks, agents, streams.child("clocks")) if clocks else None
         self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
         self.now = Round(*(np.zeros(agents, dtype=bool),) * 4)  # this round's, by what they do instead
         self.acted: list[np.ndarray] = []  # per round, who acted
+        self.asked: list[np.ndarray] = []  # under clocks, per round: who was asked
+        self.staleness: list[np.ndarray] = []  # under clocks, per round: the applied decisions' age (-1: none)
 
     def next_round(self, answering: np.ndarray | None = None) -> Round:
         """Start a round: who takes the idle action, who repeats its onset round, who acts at random,
@@ -70,7 +75,11 @@ class Gate:
         them: it sees what its method would do). `answering`: who gives its final answer this round,
         awake whatever its draw where the activation spares answers."""
         self.round += 1
-        asleep = self._asleep()
+        if self.clocks is not None:
+            self.clocks.next_tick(answering)
+            asleep = ~self.clocks.applying
+        else:
+            asleep = self._asleep()
         if answering is not None and self.spares_answers:
             asleep = asleep & ~answering
         kind = self.faults["kind"] if self.faults else None
@@ -91,6 +100,10 @@ class Gate:
             now = Round(asleep | failed, none, none, none)
         self.acting = ~(now.idle | now.stuck | now.random)
         self.acted.append(self.acting)
+        if self.clocks is not None:  # asked now, applied later: its method decides for those asked
+            self.acting = self.clocks.asking & ~(now.stuck | now.random | (failed & (kind != "adversarial")))
+            self.asked.append(self.acting)
+            self.staleness.append(np.where(self.acted[-1], self.clocks.staleness, -1))
         self.now = now
         return now
 
@@ -120,12 +133,32 @@ class Gate:
         columns = {"acted": acted}
         if self.faults:
             columns["faulty"] = np.tile(self.faulty[own], states)
+        if self.clocks is not None:
+            columns |= clock_columns(self.asked, self.staleness, own, states)
         return columns
 
-    def summary(self, episode: int) -> dict[str, int]:
-        return (
-            {"faulty_agents": int(self.faulty[episode * self.n : (episode + 1) * self.n].sum())} if self.faults else {}
-        )
+    def summary(self, episode: int) -> dict[str, Any]:
+        own = slice(episode * self.n, (episode + 1) * self.n)
+        summary: dict[str, Any] = {"faulty_agents": int(self.faulty[own].sum())} if self.faults else {}
+        if self.clocks is not None:
+            ages = np.stack(self.staleness)[:, own] if self.staleness else np.zeros((0, self.n), dtype=np.int64)
+            applied = ages[ages >= 0]
+            summary |= {
+                "decisions": int(len(applied)),
+                "mean_staleness": float(applied.mean()) if len(applied) else None,
+            }
+        return summary
+
+
+def clock_columns(asked: list[np.ndarray], staleness: list[np.ndarray], own: slice, states: int) -> dict[str, Any]:
+    """Per (state, agent) of one episode under clocks: `asked` (in the round that led to the state: it
+    decided on that round's snapshot) and `staleness` (the age in rounds of the decision applied in that
+    round; null where none applied)."""
+    n = own.stop - own.start
+    rounds = slice(0, states - 1)
+    asked_now = np.concatenate([np.zeros(n, dtype=bool), *(a[own] for a in asked[rounds])])
+    ages = np.concatenate([np.full(n, -1), *(a[own] for a in staleness[rounds])])
+    return {"asked": asked_now, "staleness": pa.array(ages, mask=ages < 0, type=pa.int32())}
 
 
 class GatedView:
@@ -159,9 +192,12 @@ class GatedPolicy(Policy):
         self.dice = gate.streams.child("faults/random")
 
     def decide(self, observation: Any) -> Any:
-        answering = getattr(self.view, "answering", None) if self.gate.spares_answers else None
+        spared = self.gate.spares_answers or self.gate.clocks is not None  # the answer round: a deadline for clocks
+        answering = getattr(self.view, "answering", None) if spared else None
         now = self.gate.next_round(None if answering is None else answering(observation))
         actions = self.inner.decide(observation)
+        if self.gate.clocks is not None:
+            actions = self.gate.clocks.apply(actions)
         if now.idle.any():
             actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:

@@ -1,0 +1,81 @@
+"""Asynchronous clocks: each agent acts on its own timer, and a decision takes time to come back.
+
+Time runs in ticks, a tick being one synchronous round (a message sent in one arrives at the start of
+the next). Each agent's timer first fires at a phase drawn in [0, period) and then every `period`
+ticks plus a jitter drawn in [0, jitter]. When it fires the agent is asked on the state as it stands
+then (its snapshot); its decision takes `latency` ticks (fixed, or drawn in [latency, latency_max]) and
+applies in the round `latency` ticks later, against whatever the state is by then: a decision of
+latency 0 applies in the round it was asked in. An agent has one call at a time: a timer that fires
+while its call is pending waits for the call to apply. In the rounds it applies nothing an agent takes
+the suite's idle action (keeps its state, sends nothing). A round in which an agent gives its final
+answer (AgentsNet's and Silo-Bench's answer round) is a deadline: every agent is asked and answers in
+it on the state as it stands, its pending call dropped. Period 1, jitter 0 and latency 0 is the
+synchronous loop: every agent asked and applying every round.
+
+Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed,
+one per agent every tick whoever fires, so that an episode's clocks depend on its seed alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hivebench.perturb.actions import merge
+from hivebench.seeding import Streams
+
+
+class Clocks:
+    """The block's agent clocks and pending calls (`agents` agents, `streams` one per episode)."""
+
+    def __init__(self, settings: dict[str, Any], agents: int, streams: Streams):
+        self.period, self.jitter = settings.get("period", 1), settings.get("jitter", 0)
+        low = settings.get("latency", 0)
+        self.latency = (low, settings.get("latency_max", low))
+        self.draws = {name: streams.child(name) for name in ("phase", "jitter", "latency")}
+        self.fire = np.floor(self.draws["phase"].random((agents,)) * self.period).astype(np.int64)
+        self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
+        self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
+        self.pending: list[tuple[np.ndarray, Any]] = []  # (agents still to apply, the batch they were decided in)
+        self.tick = -1
+        self.asking = self.applying = np.zeros(agents, dtype=bool)
+        self.staleness = np.full(agents, -1, dtype=np.int64)  # this tick's applied decisions' age in ticks
+
+    def next_tick(self, answering: np.ndarray | None = None) -> None:
+        """Start a tick: who is asked (`asking`) and whose decision applies (`applying`, with its `staleness`)."""
+        self.tick += 1
+        t, agents = self.tick, len(self.fire)
+        low, high = self.latency
+        latency = low + np.floor(self.draws["latency"].random((agents,)) * (high - low + 1)).astype(np.int64)
+        jitter = np.floor(self.draws["jitter"].random((agents,)) * (self.jitter + 1)).astype(np.int64)
+        asking = (self.due < t) & (self.fire <= t)
+        if answering is not None and answering.any():  # the deadline: asked now, applied now
+            asking |= answering
+            latency[answering] = 0
+            self._drop(answering)
+        self.due[asking] = t + latency[asking]
+        self.asked_at[asking] = t
+        self.fire[asking] = t + self.period + jitter[asking]
+        self.asking, self.applying = asking, self.due == t
+        self.staleness = np.where(self.applying, t - self.asked_at, -1)
+
+    def apply(self, decided: Any) -> Any:
+        """This tick's actions, given what the method decided now: each applying agent's from the tick
+        it was asked in (the others' as decided, for the idle action to replace)."""
+        if self.asking.any():
+            self.pending.append((self.asking.copy(), decided))
+        actions = decided
+        for agents, batch in self.pending:
+            if batch is not decided:
+                actions = merge(actions, batch, agents & self.applying)
+        self._drop(self.applying)
+        return actions
+
+    def _drop(self, agents: np.ndarray) -> None:
+        """Forget the pending calls of `agents` (applied, or dropped at a deadline)."""
+        kept = []
+        for waiting, batch in self.pending:
+            if (waiting := waiting & ~agents).any():
+                kept.append((waiting, batch))
+        self.pending = kept

@@ -1,0 +1,132 @@
+"""Asynchronous clocks (hivebench.perturb.clocks): the synchronous loop as their special case on every
+suite, a decision applied late from the snapshot it was asked on, and cells reproducible from the seed."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hivebench.config import ConfigError, validate
+from hivebench.engine.api import Policy
+from hivebench.engine.conformance import differences
+from hivebench.engine.loop import play_block, run
+from hivebench.perturb import VERSION, axis, resolved
+from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
+from hivebench.seeding import Streams
+from hivebench.suites.loopbench.task import ColoringTask
+from hivebench.suites.loopbench.text import ColoringView
+from tests.test_perturb import CASES, CONFIG, blocks, default_config, study
+
+CLOCKS = {"name": "clocks", "version": VERSION}  # a perturbation as a cell holds it, but for its part
+TELEMETRY = ("acted", "asked", "staleness")  # the gate's per-agent columns
+CLOCK_SUMMARY = ("decisions", "mean_staleness")
+
+
+def under(cells: list[dict[str, Any]], clocks: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cells with a clocks part as given, whether or not it changes anything (bypassing `resolved`)."""
+    return [{**copy.deepcopy(cell), "perturbation": {**CLOCKS, "clocks": clocks}} for cell in cells]
+
+
+def without_telemetry(record: Any) -> Any:
+    out = copy.copy(record)
+    out.agents = {k: v for k, v in record.agents.items() if k not in TELEMETRY}
+    out.summary = {k: v for k, v in record.summary.items() if k not in CLOCK_SUMMARY}
+    return out
+
+
+@pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
+def test_one_period_no_jitter_no_latency_plays_the_synchronous_loop(task, methods, n):
+    cells = blocks(study(task, methods, n, ["none"]))
+    for method in methods:
+        plain = cells[(method, None)]
+        timed = play_block(under(plain, {"period": 1, "jitter": 0, "latency": 0}))
+        for a, b in zip(timed, play_block(plain)):
+            assert differences(without_telemetry(a), b) == []
+            assert a.summary["mean_staleness"] == 0 and np.asarray(a.agents["acted"])[n:].all()
+
+
+def test_a_clock_that_changes_nothing_is_no_part_of_the_cell():
+    assert resolved("x", {"clocks": {"period": 1, "jitter": 0, "latency": 0}}) == {"name": "x", "version": VERSION}
+    kept = resolved("x", {"clocks": {"period": 3, "jitter": 0, "latency": 2, "latency_max": 2}})
+    assert kept["clocks"] == {"period": 3, "latency": 2}
+    assert axis(resolved("x", {"clocks": {"latency": 2}})) == ("decision latency (rounds)", 2)
+    assert axis(kept) is None  # two settings moved: a point of its own
+
+
+class Majority(Policy):
+    """Each agent takes the colour most of its neighbours hold in the view it is given (ties: 0)."""
+
+    def decide(self, observation: Any) -> np.ndarray:
+        return np.argmax(observation.neighbor_counts, axis=1)
+
+    def columns(self, episode: int) -> dict[str, Any]:
+        return {}
+
+    def summary(self, episode: int) -> dict[str, Any]:
+        return {}
+
+    def tables(self, episode: int) -> dict[str, Any]:
+        return {}
+
+
+def test_a_late_decision_applies_what_was_decided_on_its_snapshot_though_the_view_changed():
+    n, rounds = 9, 24
+    task = ColoringTask({"graph": "cycle", "colors": 2, "steps": rounds, "init": "random", "metric_window": "full"}, n)
+    task.reset([5, 6])
+    gate = Gate({"clocks": {"period": 2, "jitter": 1, "latency": 1, "latency_max": 3}}, n, Streams([5, 6], "p"))
+    records = run(task, GatedPolicy(Majority(), gate, ColoringView()))
+    add_columns(records, gate)
+    colors = task.trajectory  # (states, agents)
+    agents = np.arange(task.agents)
+    left, right = (agents // n) * n + (agents - 1) % n, (agents // n) * n + (agents + 1) % n
+    stale = changed = 0
+    for s, record in enumerate(records):
+        ages = pa.array(record.agents["staleness"]).to_numpy(zero_copy_only=False)
+        for row in np.flatnonzero(~np.isnan(ages)):
+            state, agent = divmod(row, n)
+            agent += s * n
+            age, applied_round = int(ages[row]), state - 1  # applied in the round that led to `state`
+            asked = applied_round - age
+            on = [colors[t, left[agent]] + colors[t, right[agent]] for t in (asked, applied_round)]
+            majority = [int(ones > 1) for ones in on]  # of two neighbours: 1 where both hold 1
+            assert colors[state, agent] == majority[0]  # what was decided on its snapshot
+            stale += age > 0
+            changed += majority[0] != majority[1]
+        assert record.summary["decisions"] == int((~np.isnan(ages)).sum())
+    assert stale and changed  # decisions applied late, some against a view that had changed since
+
+
+def test_an_agent_acts_only_on_its_clock_one_call_at_a_time():
+    n = 16
+    gate = Gate({"clocks": {"period": 3, "jitter": 2, "latency": 2}}, n, Streams([1, 2], "p"))
+    asked, applied = [], []
+    for _ in range(40):
+        gate.next_round()
+        asked.append(gate.clocks.asking.copy())
+        applied.append(gate.clocks.applying.copy())
+    asked_at, applied_at = np.array(asked), np.array(applied)
+    for agent in range(2 * n):
+        ticks, done = np.flatnonzero(asked_at[:, agent]), np.flatnonzero(applied_at[:, agent])
+        assert ticks[0] < 3 and (np.diff(ticks) >= 3).all() and (np.diff(ticks) <= 5).all()
+        assert (done[: len(ticks)] == ticks[: len(done)] + 2).all()  # each applied two rounds after it was asked
+
+
+def test_clocks_and_activation_together_are_refused():
+    config = copy.deepcopy(default_config())
+    config["perturbations"] = {"both": {"clocks": {"period": 2}, "activation": {"probability": 0.5}}}
+    study = {"tasks": ["cycle"], "methods": ["greedy"], "seeds": 2, "populations": [5], "perturbations": ["both"]}
+    config["studies"] = {"t": study}
+    with pytest.raises(ConfigError, match=r"perturbations.both: `clocks` and `activation` both say when agents act"):
+        validate(config, str(CONFIG))
+
+
+def test_an_asynchronous_cell_reproduces_from_its_seed():
+    cells = blocks(study("silo", ["distributed"], 6, ["none"]))[("distributed", None)]
+    timed = under(cells, {"period": 2, "jitter": 1, "latency": 1, "latency_max": 2})
+    first, second = play_block(timed), play_block(copy.deepcopy(timed))
+    assert all(differences(a, b) == [] for a, b in zip(first, second))
+    assert any(a.summary["mean_staleness"] > 0 for a in first)
