@@ -39,14 +39,18 @@ PERTURBATIONS = {
     "crash-0.25": {"faults": {"kind": "crash", "fraction": 0.25}},
     "stuck-0.25": {"faults": {"kind": "stuck", "fraction": 0.25}},
     "active-0.7": {"activation": {"probability": 0.7}},
+    "period-2": {"clocks": {"period": 2}},
+    "latency-1-3": {"clocks": {"latency": 1, "latency_max": 3}},
 }
 
 
-def cells(task: str, method: str, n: int, seeds: int) -> dict[str, list[dict]]:
-    """The block of each arm (None: unperturbed) of one task and method."""
+def cells(task: str, method: str, n: int, seeds: int, perturbations: dict | None = None) -> dict[str, list[dict]]:
+    """The block of each arm (`none`: unperturbed) of one task and method, under these perturbations
+    (PERTURBATIONS unless given)."""
+    perturbations = PERTURBATIONS if perturbations is None else perturbations
     config = yaml.safe_load(CONFIG.read_text())
-    config["perturbations"] = copy.deepcopy(PERTURBATIONS)
-    names = ["none", *PERTURBATIONS]
+    config["perturbations"] = copy.deepcopy(perturbations)
+    names = ["none", *perturbations]
     config["studies"] = {
         "b": {"tasks": [task], "methods": [method], "populations": [n], "seeds": seeds, "perturbations": names}
     }

@@ -55,6 +55,10 @@ def test_a_clock_that_changes_nothing_is_no_part_of_the_cell():
     assert kept["clocks"] == {"period": 3, "latency": 2}
     assert axis(resolved("x", {"clocks": {"latency": 2}})) == ("decision latency (rounds)", 2)
     assert axis(kept) is None  # two settings moved: a point of its own
+    assert axis(resolved("x", {"clocks": {"latency": 0, "latency_max": 3}})) == (
+        "decision latency, drawn from 0 up to (rounds)",
+        3,
+    )
 
 
 class Majority(Policy):

@@ -71,6 +71,7 @@ AXES = {
     ("clocks", "period"): ("clock period (rounds)", 1),
     ("clocks", "jitter"): ("clock jitter (rounds)", 0),
     ("clocks", "latency"): ("decision latency (rounds)", 0),
+    ("clocks", "latency_max"): ("decision latency, drawn from 0 up to (rounds)", 0),
 }
 CLOCK_DEFAULTS = {"period": 1, "jitter": 0, "latency": 0}
 MEDIUM_DEFAULTS = {

@@ -13,7 +13,8 @@ it on the state as it stands, its pending call dropped. Period 1, jitter 0 and l
 synchronous loop: every agent asked and applying every round.
 
 Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed,
-one per agent every tick whoever fires, so that an episode's clocks depend on its seed alone.
+one per agent every tick whoever fires (a setting that is off draws nothing), so that an episode's
+clocks depend on its seed alone.
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ class Clocks:
         self.tick += 1
         t, agents = self.tick, len(self.fire)
         low, high = self.latency
-        latency = low + np.floor(self.draws["latency"].random((agents,)) * (high - low + 1)).astype(np.int64)
-        jitter = np.floor(self.draws["jitter"].random((agents,)) * (self.jitter + 1)).astype(np.int64)
+        latency = np.full(agents, low, dtype=np.int64)
+        if high > low:
+            latency += np.floor(self.draws["latency"].random((agents,)) * (high - low + 1)).astype(np.int64)
+        jitter = 0
+        if self.jitter:
+            jitter = np.floor(self.draws["jitter"].random((agents,)) * (self.jitter + 1)).astype(np.int64)
         asking = (self.due < t) & (self.fire <= t)
         if answering is not None and answering.any():  # the deadline: asked now, applied now
             asking |= answering
@@ -56,7 +61,7 @@ class Clocks:
             self._drop(answering)
         self.due[asking] = t + latency[asking]
         self.asked_at[asking] = t
-        self.fire[asking] = t + self.period + jitter[asking]
+        self.fire[asking] = t + self.period + (jitter[asking] if self.jitter else 0)
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
 

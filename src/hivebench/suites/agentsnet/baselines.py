@@ -62,6 +62,8 @@ class Edges:
         """Per position e, the payload dst[e] sent src[e] in the round just ended; `missing` where none
         arrived (a perturbed medium loses, delays or reorders messages, a silent agent sends none:
         hivebench.perturb), the latest where several did."""
+        if not len(inbox.sender):  # nothing arrived: every agent was silent (asleep, or its decision late)
+            return np.full(len(self.src), missing)
         assert inbox.payload is not None
         if inbox.sender is self.src and inbox.receiver is self.dst:  # this policy's own outbox, whole
             # (np.take gathers faster than indexing)

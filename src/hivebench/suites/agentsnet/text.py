@@ -145,6 +145,8 @@ class NetView:
 
     def actions(self, views: NetViews, replies: list[dict[str, Any] | None]) -> NetActions:
         """Messages from the agents still sending, answers from those in their episode's round R."""
+        if replies.count(None) == len(replies):  # everyone's fallback (a perturbation's idle agents): no loop
+            return NetActions(outbox=Outbox.empty(), answers=[None] * len(replies) if views.answering.any() else None)
         answers = [None if r is None or not views.final(v) else r["answer"] for v, r in enumerate(replies)]
         sender, receiver, texts = [], [], []
         for v, reply in enumerate(replies):

@@ -73,6 +73,8 @@ class ColoringView:
     def actions(self, views: ColoringViews, replies: list[dict[str, Any] | None]) -> np.ndarray:
         """Each agent's colour; one without a valid reply keeps its colour (the fallback)."""
         colors = views.colors.copy()
+        if replies.count(None) == len(replies):  # everyone's fallback (a perturbation's idle agents): no loop
+            return colors
         for v, reply in enumerate(replies):
             if reply is not None:
                 colors[v] = reply["color"]
