@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -124,24 +125,43 @@ class Gate:
         rank = np.argsort(np.argsort(keys.reshape(self.episodes, self.n), axis=1, kind="stable"), axis=1)
         return (rank >= self.activation["count"]).ravel()
 
-    def columns(self, episode: int, states: int) -> dict[str, np.ndarray]:
+    @cached_property
+    def _rounds(self) -> dict[str, np.ndarray]:
+        """Once the block has ended, per round and agent: `acted`, and under clocks `asked` and `staleness`."""
+
+        def stacked(rows: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.stack(rows) if rows else np.zeros((0, len(self.faulty)), dtype=dtype)
+
+        rounds = {"acted": stacked(self.acted, bool)}
+        if self.clocks is not None:
+            rounds |= {"asked": stacked(self.asked, bool), "staleness": stacked(self.staleness, np.int64)}
+        return rounds
+
+    def columns(self, episode: int, states: int) -> dict[str, Any]:
         """Per (state, agent) of one episode: `acted` (in the round that led to the state; state 0:
-        False) and with faults `faulty`."""
+        False), with faults `faulty`, and under clocks `asked` (in the round that led to the state: it
+        decided on that round's snapshot) and `staleness` (the age in rounds of the decision it applied
+        in that round; null where none)."""
         own = slice(episode * self.n, (episode + 1) * self.n)
-        rounds = np.stack(self.acted[: states - 1]) if states > 1 else np.zeros((0, len(self.faulty)), dtype=bool)
-        acted = np.concatenate([np.zeros(self.n, dtype=bool), rounds[:, own].ravel()])
-        columns = {"acted": acted}
+        per_state = {
+            name: np.concatenate(
+                [np.full(self.n, STATE_ZERO[name], dtype=rounds.dtype), rounds[: states - 1, own].ravel()]
+            )
+            for name, rounds in self._rounds.items()
+        }
+        columns: dict[str, Any] = {"acted": per_state["acted"]}
         if self.faults:
             columns["faulty"] = np.tile(self.faulty[own], states)
         if self.clocks is not None:
-            columns |= clock_columns(self.asked, self.staleness, own, states)
+            ages = per_state["staleness"]
+            columns |= {"asked": per_state["asked"], "staleness": pa.array(ages, mask=ages < 0, type=pa.int32())}
         return columns
 
     def summary(self, episode: int) -> dict[str, Any]:
         own = slice(episode * self.n, (episode + 1) * self.n)
         summary: dict[str, Any] = {"faulty_agents": int(self.faulty[own].sum())} if self.faults else {}
         if self.clocks is not None:
-            ages = np.stack(self.staleness)[:, own] if self.staleness else np.zeros((0, self.n), dtype=np.int64)
+            ages = self._rounds["staleness"][:, own]
             applied = ages[ages >= 0]
             summary |= {
                 "decisions": int(len(applied)),
@@ -150,15 +170,7 @@ class Gate:
         return summary
 
 
-def clock_columns(asked: list[np.ndarray], staleness: list[np.ndarray], own: slice, states: int) -> dict[str, Any]:
-    """Per (state, agent) of one episode under clocks: `asked` (in the round that led to the state: it
-    decided on that round's snapshot) and `staleness` (the age in rounds of the decision applied in that
-    round; null where none applied)."""
-    n = own.stop - own.start
-    rounds = slice(0, states - 1)
-    asked_now = np.concatenate([np.zeros(n, dtype=bool), *(a[own] for a in asked[rounds])])
-    ages = np.concatenate([np.full(n, -1), *(a[own] for a in staleness[rounds])])
-    return {"asked": asked_now, "staleness": pa.array(ages, mask=ages < 0, type=pa.int32())}
+STATE_ZERO = {"acted": False, "asked": False, "staleness": -1}  # state 0 follows no round
 
 
 class GatedView:

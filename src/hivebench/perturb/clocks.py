@@ -48,20 +48,21 @@ class Clocks:
         self.tick += 1
         t, agents = self.tick, len(self.fire)
         low, high = self.latency
-        latency = np.full(agents, low, dtype=np.int64)
-        if high > low:
-            latency += np.floor(self.draws["latency"].random((agents,)) * (high - low + 1)).astype(np.int64)
-        jitter = 0
-        if self.jitter:
-            jitter = np.floor(self.draws["jitter"].random((agents,)) * (self.jitter + 1)).astype(np.int64)
+        # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
+        spread = self.draws["latency"].random((agents,)) if high > low else None
+        jitter = self.draws["jitter"].random((agents,)) if self.jitter else None
         asking = (self.due < t) & (self.fire <= t)
         if answering is not None and answering.any():  # the deadline: asked now, applied now
             asking |= answering
-            latency[answering] = 0
             self._drop(answering)
-        self.due[asking] = t + latency[asking]
-        self.asked_at[asking] = t
-        self.fire[asking] = t + self.period + (jitter[asking] if self.jitter else 0)
+        asked = np.flatnonzero(asking)
+        latency = low if spread is None else low + np.floor(spread[asked] * (high - low + 1)).astype(np.int64)
+        if answering is not None and answering.any():
+            latency = np.where(answering[asked], 0, latency)
+        self.due[asked] = t + latency
+        self.asked_at[asked] = t
+        wait = self.period if jitter is None else self.period + np.floor(jitter[asked] * (self.jitter + 1))
+        self.fire[asked] = t + wait
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
 
