@@ -4,21 +4,26 @@ suite, a decision applied late from the snapshot it was asked on, and cells repr
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import Policy
 from hivebench.engine.conformance import differences
 from hivebench.engine.loop import play_block, run
+from hivebench.engine.writer import write_episode
+from hivebench.paths import cell_path
 from hivebench.perturb import VERSION, axis, resolved
 from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.loopbench.text import ColoringView
+from tests.test_llm_episodes import first_cell, replayed_without_the_model
 from tests.test_perturb import CASES, CONFIG, blocks, default_config, study
 
 CLOCKS = {"name": "clocks", "version": VERSION}  # a perturbation as a cell holds it, but for its part
@@ -134,3 +139,27 @@ def test_an_asynchronous_cell_reproduces_from_its_seed():
     first, second = play_block(timed), play_block(copy.deepcopy(timed))
     assert all(differences(a, b) == [] for a, b in zip(first, second))
     assert any(a.summary["mean_staleness"] > 0 for a in first)
+
+
+def test_an_asynchronous_llm_cell_asks_only_the_agents_its_clocks_fire_and_replays_from_its_cache(
+    tiny_model, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    method = {"kind": "llm", "backend": "transformers", "model": str(tiny_model), "notes_chars": 30, "max_tokens": 64}
+    config = {
+        "tasks": {"cycle": {"kind": "coloring", "steps": 6}},
+        "methods": {"tiny": method},
+        "perturbations": {"slow": {"clocks": {"period": 2, "jitter": 1, "latency": 1}}},
+        "studies": {
+            "s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [5], "seeds": 2, "perturbations": ["slow"]}
+        },
+    }
+    cell = first_cell(validate(config, "test"))
+    write_episode(cell, cell_path(cell))
+    original = Path(cell_path(cell)).read_bytes()
+    agents = pq.read_table(cell_path(cell)).to_pandas()
+    later = agents[agents.step > 0]
+    assert later.asked.any() and not later.asked.all()
+    assert ((later.calls.fillna(0) > 0) == later.asked).all()  # a model call for each agent asked, and only those
+    assert (later.staleness.dropna() == 1).all() and later.acted.sum() == later.staleness.notna().sum()
+    assert replayed_without_the_model(cell, monkeypatch) == original  # the calls keyed by what each agent was shown
