@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -163,3 +164,48 @@ def test_an_asynchronous_llm_cell_asks_only_the_agents_its_clocks_fire_and_repla
     assert ((later.calls.fillna(0) > 0) == later.asked).all()  # a model call for each agent asked, and only those
     assert (later.staleness.dropna() == 1).all() and later.acted.sum() == later.staleness.notna().sum()
     assert replayed_without_the_model(cell, monkeypatch) == original  # the calls keyed by what each agent was shown
+
+
+def churned(task: str, method: str, n: int, churn: dict[str, Any], **parts: Any) -> list[Any]:
+    """Records of the default config's task and method under churn (and any other part given)."""
+    cells = blocks(study(task, [method], n, ["none"], seeds=3))[(method, None)]
+    perturbation = {**CLOCKS, "churn": churn, **parts}
+    return play_block([{**copy.deepcopy(cell), "perturbation": perturbation} for cell in cells])
+
+
+def test_an_agent_away_from_the_swarm_does_nothing_and_its_moves_are_counted():
+    for record in churned("coloring-ws", "distributed", 8, {"leave": 0.2, "join": 0.3}):
+        agents = pd.DataFrame({k: record.agents[k] for k in ("step", "agent", "present", "acted")})
+        away = agents[~agents.present]
+        assert len(away) and not away.acted.any()  # gone: it takes the idle action
+        messages = record.table("messages").to_pandas()
+        sent = set(zip(messages.step + 1, messages.sender))  # a message sent in round t leads to state t + 1
+        assert not sent & set(zip(away.step, away.agent))
+        present = agents.pivot(index="step", columns="agent", values="present").to_numpy()
+        moved = present[1:] != present[:-1]
+        assert record.summary["leaves"] == (moved & present[:-1]).sum() > 0
+        assert record.summary["joins"] == (moved & ~present[:-1]).sum() > 0
+        answers = pd.Series(record.agents["answer"])
+        last = agents.step == agents.step.max()
+        assert answers[last & ~agents.present].isna().all()  # away in the answer round: no answer
+
+
+def test_an_agent_that_leaves_loses_its_pending_call():
+    (record, *_) = churned("cycle", "soft_fp", 11, {"leave": 0.3, "join": 0.5}, clocks={"latency": 2})
+    agents = pd.DataFrame({k: np.asarray(record.agents[k]) for k in ("step", "agent", "present", "acted", "asked")})
+    by_agent = agents.sort_values(["agent", "step"]).groupby("agent")
+    outcomes = set()
+    for _, rows in by_agent:
+        asked, present, acted = rows.asked.to_numpy(), rows.present.to_numpy(), rows.acted.to_numpy()
+        for state in np.flatnonzero(asked):  # asked in the round to `state`, applied two rounds later
+            if state + 2 < len(rows):
+                stayed = present[state : state + 3].all()
+                assert acted[state + 2] == stayed
+                outcomes.add(bool(stayed))
+    assert outcomes == {True, False}  # calls applied, and calls lost by agents that left
+
+
+def test_churn_without_leaving_is_no_part_of_the_cell():
+    assert "churn" not in resolved("x", {"churn": {"leave": 0, "join": 0.5}})
+    assert resolved("x", {"churn": {"leave": 0.1, "join": 0}})["churn"] == {"leave": 0.1}
+    assert axis(resolved("x", {"churn": {"leave": 0.1}})) == ("leave rate per round, no return", 0.1)

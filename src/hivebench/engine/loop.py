@@ -102,7 +102,9 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
         if not hasattr(task, "medium"):
             raise ValueError(f"perturbation {perturbation['name']!r}: task {first['task']['name']!r} has no medium")
         task.medium = UnreliableMedium(task.medium, perturbation["medium"], streams.child("medium"))
-    gate = Gate(perturbation, task.n, streams) if {"faults", "activation", "clocks"} & set(perturbation) else None
+    gate = (
+        Gate(perturbation, task.n, streams) if {"faults", "activation", "clocks", "churn"} & set(perturbation) else None
+    )
     try:
         records = run(task, make_policy(cells, gate=gate))
     except RepliesError as exc:  # a scripted file too short: named by its config key too

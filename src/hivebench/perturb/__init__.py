@@ -12,7 +12,7 @@ from typing import Any
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
 # shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
-# (and asynchronous clocks, new)
+# (and asynchronous clocks and churn, new)
 VERSION = 3
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
@@ -55,6 +55,9 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     clocks = {key: value for key, value in clocks.items() if value != CLOCK_DEFAULTS.get(key)}
     if clocks:  # period 1, jitter 0, latency 0: the synchronous loop, the unperturbed cell
         parts["clocks"] = clocks
+    churn = entry.get("churn")
+    if churn and churn["leave"] > 0:  # nobody leaves: nobody comes back either
+        parts["churn"] = {key: value for key, value in churn.items() if (key, value) != ("join", 0)}
     return {"name": name, "version": VERSION, **parts}
 
 
@@ -72,6 +75,7 @@ AXES = {
     ("clocks", "jitter"): ("clock jitter (rounds)", 0),
     ("clocks", "latency"): ("decision latency (rounds)", 0),
     ("clocks", "latency_max"): ("decision latency, drawn from 0 up to (rounds)", 0),
+    ("churn", "leave"): ("leave rate per round, no return", 0),
 }
 CLOCK_DEFAULTS = {"period": 1, "jitter": 0, "latency": 0}
 MEDIUM_DEFAULTS = {
@@ -90,10 +94,12 @@ def axis(perturbation: dict[str, Any]) -> tuple[str, float] | None:
     """The one setting a perturbation (as a cell holds it) moves away from the unperturbed run, as
     (axis, strength): `message loss`, 0.3; `crash fraction from round 0`, 0.25; None where it moves
     several (its arm is a point of its own)."""
-    parts = [key for key in ("medium", "faults", "activation", "clocks") if key in perturbation]
+    parts = [key for key in ("medium", "faults", "activation", "clocks", "churn") if key in perturbation]
     if len(parts) != 1:
         return None
     part = perturbation[parts[0]]
+    if parts[0] == "churn":  # with returns, the rate of return is a second setting: a point of its own
+        return (AXES[("churn", "leave")][0], part["leave"]) if not part.get("join") else None
     if parts[0] == "clocks":
         ((key, value),) = part.items() if len(part) == 1 else ((None, None),)
         return (AXES[("clocks", key)][0], value) if ("clocks", key) in AXES else None

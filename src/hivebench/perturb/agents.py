@@ -62,6 +62,10 @@ class Gate:
         self.wake = streams.child("activation")
         clocks = perturbation.get("clocks")
         self.clocks = Clocks(clocks, agents, streams.child("clocks")) if clocks else None
+        self.churn = perturbation.get("churn")
+        self.moves = streams.child("churn")
+        self.present = np.ones(agents, dtype=bool)  # under churn: who is in the swarm this round
+        self.presence: list[np.ndarray] = []  # under churn, per round: who was present
         self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
@@ -76,8 +80,11 @@ class Gate:
         them: it sees what its method would do). `answering`: who gives its final answer this round,
         awake whatever its draw where the activation spares answers."""
         self.round += 1
+        absent = self._absent()
+        if answering is not None:
+            answering = answering & ~absent  # gone: no answer
         if self.clocks is not None:
-            self.clocks.next_tick(answering)
+            self.clocks.next_tick(answering, absent)
             asleep = ~self.clocks.applying
         else:
             asleep = self._asleep()
@@ -99,6 +106,8 @@ class Gate:
             now = Round(asleep & ~failed, none, none, failed)
         else:
             now = Round(asleep | failed, none, none, none)
+        if absent.any():  # an agent away from the swarm does nothing, whatever its fault
+            now = Round(now.idle | absent, now.stuck & ~absent, now.random & ~absent, now.adversarial & ~absent)
         self.acting = ~(now.idle | now.stuck | now.random)
         self.acted.append(self.acting)
         if self.clocks is not None:  # asked now, applied later: its method decides for those asked
@@ -107,6 +116,17 @@ class Gate:
             self.staleness.append(np.where(self.acted[-1], self.clocks.staleness, -1))
         self.now = now
         return now
+
+    def _absent(self) -> np.ndarray:
+        """Under churn, who is away this round: each present agent leaves with probability `leave`
+        from round 1, each absent one comes back with probability `join` (one draw per agent a round)."""
+        if not self.churn:
+            return np.zeros_like(self.faulty)
+        draws = self.moves.random((len(self.faulty),))
+        if self.round > 0:
+            self.present = np.where(self.present, draws >= self.churn["leave"], draws < self.churn.get("join", 0))
+        self.presence.append(self.present)
+        return ~self.present
 
     @property
     def spares_answers(self) -> bool:
@@ -133,6 +153,8 @@ class Gate:
             return np.stack(rows) if rows else np.zeros((0, len(self.faulty)), dtype=dtype)
 
         rounds = {"acted": stacked(self.acted, bool)}
+        if self.churn:
+            rounds["present"] = stacked(self.presence, bool)
         if self.clocks is not None:
             rounds |= {"asked": stacked(self.asked, bool), "staleness": stacked(self.staleness, np.int64)}
         return rounds
@@ -152,6 +174,8 @@ class Gate:
         columns: dict[str, Any] = {"acted": per_state["acted"]}
         if self.faults:
             columns["faulty"] = np.tile(self.faulty[own], states)
+        if self.churn:
+            columns["present"] = per_state["present"]
         if self.clocks is not None:
             ages = per_state["staleness"]
             columns |= {"asked": per_state["asked"], "staleness": pa.array(ages, mask=ages < 0, type=pa.int32())}
@@ -160,6 +184,14 @@ class Gate:
     def summary(self, episode: int) -> dict[str, Any]:
         own = slice(episode * self.n, (episode + 1) * self.n)
         summary: dict[str, Any] = {"faulty_agents": int(self.faulty[own].sum())} if self.faults else {}
+        if self.churn:
+            present = self._rounds["present"][:, own]
+            moved = present[1:] != present[:-1]
+            summary |= {
+                "leaves": int((moved & present[:-1]).sum()),
+                "joins": int((moved & ~present[:-1]).sum()),
+                "present_share": float(present.mean()) if present.size else 1.0,
+            }
         if self.clocks is not None:
             ages = self._rounds["staleness"][:, own]
             applied = ages[ages >= 0]
@@ -170,7 +202,7 @@ class Gate:
         return summary
 
 
-STATE_ZERO = {"acted": False, "asked": False, "staleness": -1}  # state 0 follows no round
+STATE_ZERO = {"acted": False, "asked": False, "staleness": -1, "present": True}  # state 0 follows no round
 
 
 class GatedView:

@@ -43,15 +43,21 @@ class Clocks:
         self.asking = self.applying = np.zeros(agents, dtype=bool)
         self.staleness = np.full(agents, -1, dtype=np.int64)  # this tick's applied decisions' age in ticks
 
-    def next_tick(self, answering: np.ndarray | None = None) -> None:
-        """Start a tick: who is asked (`asking`) and whose decision applies (`applying`, with its `staleness`)."""
+    def next_tick(self, answering: np.ndarray | None = None, absent: np.ndarray | None = None) -> None:
+        """Start a tick: who is asked (`asking`) and whose decision applies (`applying`, with its
+        `staleness`); an agent `absent` from the swarm (churn) is not asked, and its pending call is lost."""
         self.tick += 1
         t, agents = self.tick, len(self.fire)
+        if absent is not None and absent.any():
+            self._drop(absent)
+            self.due[absent] = -1
         low, high = self.latency
         # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
         spread = self.draws["latency"].random((agents,)) if high > low else None
         jitter = self.draws["jitter"].random((agents,)) if self.jitter else None
         asking = (self.due < t) & (self.fire <= t)
+        if absent is not None:
+            asking &= ~absent
         if answering is not None and answering.any():  # the deadline: asked now, applied now
             asking |= answering
             self._drop(answering)
