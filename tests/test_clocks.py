@@ -19,13 +19,13 @@ from hivebench.engine.conformance import differences
 from hivebench.engine.loop import play_block, run
 from hivebench.engine.writer import write_episode
 from hivebench.paths import cell_path
-from hivebench.perturb import VERSION, axis, resolved
+from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.loopbench.text import ColoringView
 from tests.test_llm_episodes import first_cell, replayed_without_the_model
-from tests.test_perturb import CASES, CONFIG, blocks, default_config, study
+from tests.test_perturb import CASES, CONFIG, blocks, default_config, records_equal, study
 
 CLOCKS = {"name": "clocks", "version": VERSION}  # a perturbation as a cell holds it, but for its part
 TELEMETRY = ("acted", "asked", "staleness")  # the gate's per-agent columns
@@ -209,3 +209,24 @@ def test_churn_without_leaving_is_no_part_of_the_cell():
     assert "churn" not in resolved("x", {"churn": {"leave": 0, "join": 0.5}})
     assert resolved("x", {"churn": {"leave": 0.1, "join": 0}})["churn"] == {"leave": 0.1}
     assert axis(resolved("x", {"churn": {"leave": 0.1}})) == ("leave rate per round, no return", 0.1)
+
+
+@pytest.mark.parametrize("task, method, n", [("coloring-ws", "distributed", 8), ("silo", "distributed", 6)])
+def test_late_decisions_and_late_messages_together(task, method, n):
+    """Rounds in which every agent is idle (latency) bring held messages (delay): what arrives keeps
+    what a classical algorithm reads."""
+    cells = blocks(study(task, [method], n, ["none"], seeds=3))[(method, None)]
+    medium = {key: value for key, value in MEDIUM_DEFAULTS.items() if key != "transit"} | {"loss": 0.3, "delay": 1}
+    timed = [{**cell, "perturbation": {**CLOCKS, "clocks": {"latency": 2}, "medium": medium}} for cell in cells]
+    records = play_block(timed)
+    assert all(r.summary["delayed_messages"] > 0 and r.summary["decisions"] > 0 for r in records)
+
+
+def test_a_cell_on_clocks_or_churn_counts_its_own_rounds_whatever_its_block():
+    """Consensus on Delaunay graphs: seed 5's episode ends rounds before its block-mates'."""
+    cells = blocks(study("consensus-dt", ["distributed"], 16, ["clocked", "churned"], seeds=[4, 5, 6]))
+    for group in cells.values():
+        together = play_block(group)
+        assert len({len(r.agents["step"]) for r in together}) > 1, "episodes of different lengths"
+        for cell, record in zip(group, together):
+            records_equal(play_block([cell])[0], record)

@@ -85,6 +85,8 @@ PERTURBATIONS = {
     },
     "field-loss": {"medium": {"loss": 0.5}},
     "field-expiry": {"medium": {"expiry": 3}},
+    "clocked": {"clocks": {"period": 2, "jitter": 1, "latency": 1, "latency_max": 2}},
+    "churned": {"churn": {"leave": 0.1, "join": 0.3}},
 }
 
 
@@ -145,7 +147,7 @@ def records_equal(a, b) -> None:
 
 @pytest.mark.parametrize("task, methods, n", CASES, ids=[case[0] for case in CASES])
 def test_a_perturbed_cell_is_its_seeds_alone_whatever_its_block(task, methods, n):
-    names = ["crash", "stuck", "sleepy", "lossy"]
+    names = ["crash", "stuck", "sleepy", "lossy", "clocked", "churned"]
     cells = blocks(study(task, methods[:1], n, names, seeds=3))
     for (_, perturbation), group in cells.items():
         together = play_block(group)

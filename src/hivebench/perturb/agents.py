@@ -183,9 +183,15 @@ class Gate:
 
     def summary(self, episode: int) -> dict[str, Any]:
         own = slice(episode * self.n, (episode + 1) * self.n)
-        summary: dict[str, Any] = {"faulty_agents": int(self.faulty[own].sum())} if self.faults else {}
+        return {"faulty_agents": int(self.faulty[own].sum())} if self.faults else {}
+
+    def rounds_summary(self, episode: int, states: int) -> dict[str, Any]:
+        """The episode's counts over its own rounds (`states` - 1 of them, whatever its block's): under
+        churn `leaves`, `joins` and `present_share`, under clocks `decisions` and `mean_staleness`."""
+        own, rounds = slice(episode * self.n, (episode + 1) * self.n), slice(0, states - 1)
+        summary: dict[str, Any] = {}
         if self.churn:
-            present = self._rounds["present"][:, own]
+            present = self._rounds["present"][rounds, own]
             moved = present[1:] != present[:-1]
             summary |= {
                 "leaves": int((moved & present[:-1]).sum()),
@@ -193,7 +199,7 @@ class Gate:
                 "present_share": float(present.mean()) if present.size else 1.0,
             }
         if self.clocks is not None:
-            ages = self._rounds["staleness"][:, own]
+            ages = self._rounds["staleness"][rounds, own]
             applied = ages[ages >= 0]
             summary |= {
                 "decisions": int(len(applied)),
@@ -300,7 +306,9 @@ EMPTY: dict[str, Any] = {"string": "", "object": {}, "array": []}
 
 
 def add_columns(records: list[EpisodeRecord], gate: Gate) -> None:
-    """Each episode's `acted` (and `faulty`) columns, over its own states."""
+    """Each episode's `acted` (and `faulty`, `present`, `asked`, `staleness`) columns and its counts
+    over its own rounds, over its own states."""
     for episode, record in enumerate(records):
         states = len(record.agents["step"]) // gate.n
         record.agents.update(gate.columns(episode, states))
+        record.summary.update(gate.rounds_summary(episode, states))

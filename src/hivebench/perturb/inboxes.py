@@ -53,8 +53,9 @@ def concat_outboxes(parts: list[Outbox]) -> Outbox:
     sender = np.concatenate([p.sender for p in parts])
     receiver = np.concatenate([p.receiver for p in parts])
     dictionary = parts[0].dictionary
-    payloads = [p.payload for p in parts]
-    # what a classical algorithm reads, kept where every part carries it (two members' outboxes too)
+    # what a classical algorithm reads, kept where every part with messages carries it (two members'
+    # outboxes too; an idle round's empty outbox carries none)
+    payloads = [p.payload for p in with_rows(parts)]
     payload = None if any(x is None for x in payloads) else np.concatenate(payloads)  # type: ignore[arg-type]
     if all(p.codes is not None and p.dictionary is dictionary for p in parts):
         codes = np.concatenate([p.codes for p in parts])  # type: ignore[misc]
@@ -62,11 +63,17 @@ def concat_outboxes(parts: list[Outbox]) -> Outbox:
     return Outbox(sender, receiver, pa.concat_arrays([p.texts() for p in parts]), payload)
 
 
+def with_rows(parts: list[Any]) -> list[Any]:
+    """The parts that hold messages (the last part where none does): an empty part, such as an idle
+    round's outbox, has no say in what the whole carries."""
+    return [p for p in parts if len(p.sender)] or parts[-1:]
+
+
 def concat_sent(parts: list[exchange.Outbox]) -> exchange.Outbox:
     """Silo-Bench outboxes as one, row after row."""
 
     def joined(field: str) -> Any:
-        values = [getattr(p, field) for p in parts]
+        values = [getattr(p, field) for p in with_rows(parts)]
         if any(v is None for v in values):
             return None
         return np.concatenate(values) if isinstance(values[0], np.ndarray) else [x for v in values for x in v]
