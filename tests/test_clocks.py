@@ -110,27 +110,49 @@ def test_a_late_decision_applies_what_was_decided_on_its_snapshot_though_the_vie
     assert stale and changed  # decisions applied late, some against a view that had changed since
 
 
-def test_an_agent_acts_only_on_its_clock_one_call_at_a_time():
-    n = 16
-    gate = Gate({"clocks": {"period": 3, "jitter": 2, "latency": 2}}, n, Streams([1, 2], "p"))
+def clock_ticks(clocks: dict[str, Any], n: int = 16, ticks: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """(ticks, agents) who was asked and whose decision applied in each tick of two episodes' clocks."""
+    gate = Gate({"clocks": clocks}, n, Streams([1, 2], "p"))
     asked, applied = [], []
-    for _ in range(40):
+    for _ in range(ticks):
         gate.next_round()
         asked.append(gate.clocks.asking.copy())
         applied.append(gate.clocks.applying.copy())
-    asked_at, applied_at = np.array(asked), np.array(applied)
-    for agent in range(2 * n):
-        ticks, done = np.flatnonzero(asked_at[:, agent]), np.flatnonzero(applied_at[:, agent])
+    return np.array(asked), np.array(applied)
+
+
+def test_an_agent_acts_only_on_its_clock_one_call_at_a_time():
+    asked, applied = clock_ticks({"period": 3, "jitter": 2, "latency": 2})
+    for agent in range(asked.shape[1]):
+        ticks, done = np.flatnonzero(asked[:, agent]), np.flatnonzero(applied[:, agent])
         assert ticks[0] < 3 and (np.diff(ticks) >= 3).all() and (np.diff(ticks) <= 5).all()
         assert (done[: len(ticks)] == ticks[: len(done)] + 2).all()  # each applied two rounds after it was asked
+    # a call longer than the period: the timer waits for it, and the agent is asked the round after it applies
+    asked, applied = clock_ticks({"period": 2, "latency": 3})
+    for agent in range(asked.shape[1]):
+        ticks, done = np.flatnonzero(asked[:, agent]), np.flatnonzero(applied[:, agent])
+        assert ticks[0] < 2 and (np.diff(ticks) == 4).all() and (done[: len(ticks)] == ticks[: len(done)] + 3).all()
 
 
-def test_clocks_and_activation_together_are_refused():
+def test_the_answer_round_is_every_agents_deadline():
+    cells = blocks(study("coloring-ws", ["distributed"], 8, ["none"], seeds=3))[("distributed", None)]
+    for record in play_block(under(cells, {"period": 3, "latency": 2})):
+        agents = pd.DataFrame({k: np.asarray(record.agents[k], dtype=object) for k in ("step", "answer")})
+        agents["staleness"] = pa.array(record.agents["staleness"]).to_pandas()
+        last = agents[agents.step == agents.step.max()]
+        assert last.answer.notna().all() and (last.staleness == 0).all()  # asked and answering in round R
+        assert record.summary["score"] > 0
+
+
+def test_clocks_and_activation_together_and_a_range_running_down_are_refused():
     config = copy.deepcopy(default_config())
     config["perturbations"] = {"both": {"clocks": {"period": 2}, "activation": {"probability": 0.5}}}
     study = {"tasks": ["cycle"], "methods": ["greedy"], "seeds": 2, "populations": [5], "perturbations": ["both"]}
     config["studies"] = {"t": study}
     with pytest.raises(ConfigError, match=r"perturbations.both: `clocks` and `activation` both say when agents act"):
+        validate(config, str(CONFIG))
+    config["perturbations"] = {"both": {"clocks": {"latency": 3, "latency_max": 2}}}
+    with pytest.raises(ConfigError, match=r"perturbations.both.clocks.latency_max: 2 is below latency \(3\)"):
         validate(config, str(CONFIG))
 
 

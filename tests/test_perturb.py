@@ -622,7 +622,7 @@ def test_a_loopbench_page_draws_lost_and_late_announcements(tmp_path):
     transit = load_episode(path).tables["transit"]
     drawn = pd.DataFrame(spec["datasets"]["links"])
     assert set(drawn.kind) == set(transit.fate) == {"lost", "delayed"}
-    assert drawn.kind.value_counts().to_dict() == transit.fate.astype(str).value_counts().to_dict()
+    assert drawn.kind.value_counts().to_dict() == transit.fate.value_counts().to_dict()
 
 
 def test_the_trace_field_loses_deliveries_and_expires_traces_early():
@@ -785,7 +785,7 @@ def test_the_transit_table_lies_sealed_in_the_cell_file_as_the_medium_made_it(tm
     write_episode(cell, path, record)
     made = record.table("transit")
     assert len(made) and not Path(side_path(path, "transit")).exists()
-    pd.testing.assert_frame_equal(load_episode(path).tables["transit"], made.to_pandas())
+    pd.testing.assert_frame_equal(load_episode(path).tables["transit"], made.to_pandas().astype({"fate": str}))
     assert read_cell(path, digest(cell)) == (record.summary, {})
     metadata = pq.read_schema(path).metadata
     # the record changed by hand (a delivery dropped): the seal no longer holds

@@ -622,6 +622,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
+    yield from _range_problems(config)
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
     yield from _training_problems(config, base)
@@ -732,6 +733,21 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield from _method_problems(name, config["methods"][name], base)
 
 
+def _range_problems(config: Config) -> Iterator[str]:
+    """A perturbation's drawn ranges run upwards: `delay_max` from `delay`, `latency_max` from `latency`;
+    `clocks` and `activation` are not given together (both say when agents act)."""
+    for name, entry in config.get("perturbations", {}).items():
+        for part, low, high in (("medium", "delay", "delay_max"), ("clocks", "latency", "latency_max")):
+            settings = entry.get(part) or {}
+            if high in settings and settings[high] < settings.get(low, 0):
+                yield (
+                    f"perturbations.{name}.{part}.{high}: {settings[high]} is below {low} ({settings.get(low, 0)}): "
+                    f"{low}..{high} is the range a {low} is drawn from"
+                )
+        if entry.get("clocks") and entry.get("activation"):
+            yield f"perturbations.{name}: `clocks` and `activation` both say when agents act; give one"
+
+
 def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
     """A study's perturbations are the config's (or `none`); one that changes messages runs only tasks
     whose agents send them (a task kind with a `medium`), one with adversarial agents only suites
@@ -747,11 +763,6 @@ def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:
             yield f"{where}[{i}]: unknown perturbation {name!r} (defined: {known})"
             continue
         parts = resolved_perturbation(name, defined[name]) if name != NONE else {}
-        if "clocks" in parts and "activation" in parts:
-            yield (
-                f"perturbations.{name}: `clocks` and `activation` both say when agents act; give one "
-                f"(used by {where}[{i}])"
-            )
         for task_name in study["tasks"]:
             task = config["tasks"].get(task_name)
             if task is None:

@@ -105,9 +105,17 @@ def inline_text(tables: dict[str, pa.Table]) -> bytes:
 
 
 def read_inline(metadata: dict[bytes, bytes]) -> dict[str, pa.Table]:
-    """The side tables a cell file's metadata holds (`inline_text`), by name."""
+    """The side tables a cell file's metadata holds (`inline_text`), by name, their dictionary-encoded
+    columns as their values (as a side file reads back)."""
     encoded = json.loads(metadata.get(INLINE_KEY, b"{}"))
-    return {name: pa.ipc.open_stream(base64.b64decode(text)).read_all() for name, text in encoded.items()}
+    tables = {name: pa.ipc.open_stream(base64.b64decode(text)).read_all() for name, text in encoded.items()}
+    return {
+        name: pa.table(
+            [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns],
+            names=table.column_names,
+        )
+        for name, table in tables.items()
+    }
 
 
 def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:

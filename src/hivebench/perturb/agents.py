@@ -117,6 +117,12 @@ class Gate:
         self.now = now
         return now
 
+    def in_episode(self, live: np.ndarray) -> None:
+        """Under clocks: this round's asked agents and applied decisions only of the agents still in
+        their episode (`live`: an agent that has answered, or whose episode has ended, is asked nothing)."""
+        self.asked[-1] = self.asked[-1] & live
+        self.staleness[-1] = np.where(live, self.staleness[-1], -1)
+
     def _absent(self) -> np.ndarray:
         """Under churn, who is away this round: each present agent leaves with probability `leave`
         from round 1, each absent one comes back with probability `join` (one draw per agent a round)."""
@@ -247,6 +253,7 @@ class GatedPolicy(Policy):
         now = self.gate.next_round(None if answering is None else answering(observation))
         actions = self.inner.decide(observation)
         if self.gate.clocks is not None:
+            self.gate.in_episode(self.view.live(observation))
             actions = self.gate.clocks.apply(actions)
         if now.idle.any():
             actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)

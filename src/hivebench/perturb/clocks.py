@@ -12,9 +12,9 @@ answer (AgentsNet's and Silo-Bench's answer round) is a deadline: every agent is
 it on the state as it stands, its pending call dropped. Period 1, jitter 0 and latency 0 is the
 synchronous loop: every agent asked and applying every round.
 
-Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed,
-one per agent every tick whoever fires (a setting that is off draws nothing), so that an episode's
-clocks depend on its seed alone.
+Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed:
+the phase once per agent, the jitter and the latency one per agent every tick whoever fires (a setting
+that is off draws nothing), so that an episode's clocks depend on its seed alone.
 """
 
 from __future__ import annotations
