@@ -252,3 +252,13 @@ def test_a_cell_on_clocks_or_churn_counts_its_own_rounds_whatever_its_block():
         assert len({len(r.agents["step"]) for r in together}) > 1, "episodes of different lengths"
         for cell, record in zip(group, together):
             records_equal(play_block([cell])[0], record)
+
+
+def test_a_classical_gather_on_clocks_passes_on_only_what_its_asked_agents_sent():
+    """Silo-Bench's gather, told who was asked, marks as passed on only the shards its asked agents
+    sent: with time enough, every agent still gathers every shard (told nothing, it lost most of them)."""
+    cells = blocks(study("silo", ["distributed"], 6, ["none"], seeds=3))[("distributed", None)]
+    plain = play_block(cells)
+    for timed, base in zip(play_block(under(cells, {"period": 2})), plain):
+        assert timed.summary["decisions"] < base.summary["rounds"] * 6  # fewer decisions than agent-rounds
+        assert timed.summary["exact"] == base.summary["exact"] == 1

@@ -80,6 +80,9 @@ class Policy(Protocol):
     policy class subclasses this one: `columns`, `summary` and `tables` add nothing unless it overrides
     them."""
 
+    # A classical policy that keeps per-agent state may declare `asked` (None): a perturbation that
+    # holds some agents back (partial activation, clocks) sets it before each `decide` to the agents
+    # whose decisions can take effect, so that it moves on only their state (hivebench.perturb.agents).
     def decide(self, observation: Any) -> Any:
         """Every agent's action this round, as the task's `step` takes them."""
         ...

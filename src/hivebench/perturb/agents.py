@@ -5,7 +5,7 @@ others to the suite's idle action (its text view's fallback: keep its state, sen
 A method that asks its agents one by one (the LLM agent, the Waggle runtime) is told through its
 view or adapter that an agent not acting is not live, so it is not asked and keeps its memory; a
 classical policy decides for every agent at once, and the actions of those not acting are replaced
-(its own per-agent state may advance for them: it is not told).
+(its own per-agent state may advance for them, unless it declares `asked`: then it is told who acts).
 """
 
 from __future__ import annotations
@@ -251,6 +251,8 @@ class GatedPolicy(Policy):
         spared = self.gate.spares_answers or self.gate.clocks is not None  # the answer round: a deadline for clocks
         answering = getattr(self.view, "answering", None) if spared else None
         now = self.gate.next_round(None if answering is None else answering(observation))
+        if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
+            self.inner.asked = self.gate.acting
         actions = self.inner.decide(observation)
         if self.gate.clocks is not None:
             self.gate.in_episode(self.view.live(observation))

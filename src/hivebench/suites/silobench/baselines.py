@@ -206,6 +206,13 @@ class ClassicalPolicy(Policy):
     def __init__(self, params: dict[str, Any], rng: Streams):
         self.holdings = Holdings()
         self.n = 0
+        self.asked: np.ndarray | None = None  # who may send this round (hivebench.engine.api.Policy): all
+
+    def fresh(self, views: SiloViews, own_only: bool) -> np.ndarray:
+        """The shards each agent would pass on now: none for an agent not asked this round (what it
+        has not sent it has not passed on)."""
+        packed = self.holdings.fresh(views, own_only=own_only)
+        return packed if self.asked is None else packed & self.asked[:, None]
 
     def decide(self, views: SiloViews) -> SiloActions:
         known = self.holdings.read(views)
@@ -264,7 +271,7 @@ class Distributed(ClassicalPolicy):
 
     def send(self, views: SiloViews, known: np.ndarray) -> Outbox:
         direct = self.own_only(views)
-        packed = self.holdings.fresh(views, own_only=direct)
+        packed = self.fresh(views, own_only=direct)
         self.holdings.passed |= packed
         return outbox(views, packed, packed.any(axis=1), source=None if direct else self.holdings.source)
 
@@ -286,7 +293,7 @@ class RandomGossip(ClassicalPolicy):
         """One number per agent per round, whatever the protocol: p2p, which neighbour hears it;
         broadcast and store, whether it speaks (below 1/2)."""
         draws = self.rng.random((len(known),))
-        packed = self.holdings.fresh(views, own_only=self.own_only(views))
+        packed = self.fresh(views, own_only=self.own_only(views))
         if views.protocol == "p2p":
             indptr, indices = views.block.indptr, views.block.indices
             degrees = np.diff(indptr)
