@@ -262,3 +262,34 @@ def test_a_classical_gather_on_clocks_passes_on_only_what_its_asked_agents_sent(
     for timed, base in zip(play_block(under(cells, {"period": 2})), plain):
         assert timed.summary["decisions"] < base.summary["rounds"] * 6  # fewer decisions than agent-rounds
         assert timed.summary["exact"] == base.summary["exact"] == 1
+
+
+SECONDS = 0.2  # a round: the tiny model's batched call takes about 0.1 s on a 2-core Xeon, a few rounds at most
+
+
+def test_a_model_decision_takes_the_rounds_its_call_took_and_replays_so(tiny_model, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    method = {"kind": "llm", "backend": "transformers", "model": str(tiny_model), "notes_chars": 30, "max_tokens": 64}
+    config = {
+        "tasks": {"cycle": {"kind": "coloring", "steps": 10}},
+        "methods": {"tiny": method},
+        "perturbations": {"timed": {"clocks": {"seconds_per_round": SECONDS}}},
+        "studies": {
+            "s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [5], "seeds": 2, "perturbations": ["timed"]}
+        },
+    }
+    cell = first_cell(validate(config, "test"))
+    write_episode(cell, cell_path(cell))
+    original = Path(cell_path(cell)).read_bytes()
+    agents = pq.read_table(cell_path(cell)).to_pandas().sort_values(["agent", "step"])
+    for _, rows in agents.groupby("agent"):
+        asked = rows[rows.asked]
+        for step, seconds in zip(asked.step, asked.latency_s):
+            rounds = max(1, int(np.ceil(seconds / SECONDS)))
+            applied = rows[rows.step == step + rounds]
+            assert applied.empty or (applied.staleness == rounds).all()  # applied as many rounds later as its call took
+    assert (agents.staleness.dropna() >= 1).all() and agents.acted.any()
+    assert replayed_without_the_model(cell, monkeypatch) == original  # the recorded seconds time the replay alike
+    config["perturbations"]["timed"]["clocks"]["latency"] = 2
+    with pytest.raises(ConfigError, match="`seconds_per_round` times decisions by their calls; give no latency"):
+        validate(config, "test")

@@ -744,6 +744,9 @@ def _range_problems(config: Config) -> Iterator[str]:
                     f"perturbations.{name}.{part}.{high}: {settings[high]} is below {low} ({settings.get(low, 0)}): "
                     f"{low}..{high} is the range a {low} is drawn from"
                 )
+        clocks = entry.get("clocks") or {}
+        if "seconds_per_round" in clocks and (clocks.get("latency") or "latency_max" in clocks):
+            yield f"perturbations.{name}.clocks: `seconds_per_round` times decisions by their calls; give no latency"
         if entry.get("clocks") and entry.get("activation"):
             yield f"perturbations.{name}: `clocks` and `activation` both say when agents act; give one"
 

@@ -254,6 +254,8 @@ class GatedPolicy(Policy):
         if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
             self.inner.asked = self.gate.acting
         actions = self.inner.decide(observation)
+        if self.gate.clocks is not None and self.gate.clocks.seconds_per_round is not None:
+            self.gate.clocks.timed(call_seconds(self.inner))
         if self.gate.clocks is not None:
             self.gate.in_episode(self.view.live(observation))
             actions = self.gate.clocks.apply(actions)
@@ -287,6 +289,18 @@ class GatedPolicy(Policy):
 
     def tables(self, episode: int) -> dict[str, pa.Table | Any]:
         return self.inner.tables(episode)
+
+
+def call_seconds(policy: Any) -> np.ndarray:
+    """The seconds each agent's model call of this round took (NaN: none), as a policy that calls
+    models says (`call_seconds`)."""
+    seconds = getattr(policy, "call_seconds", None)
+    if seconds is None:
+        raise ValueError(
+            f"clocks.seconds_per_round times decisions by their model calls, and {type(policy).__name__} "
+            "makes none it can time (give the clocks a latency instead)"
+        )
+    return seconds()
 
 
 RANDOM_FIELDS = 4  # a reply's fields drawn for (no suite's reply has more)

@@ -10,7 +10,9 @@ while its call is pending waits for the call to apply. In the rounds it applies 
 the suite's idle action (keeps its state, sends nothing). A round in which an agent gives its final
 answer (AgentsNet's and Silo-Bench's answer round) is a deadline: every agent is asked and answers in
 it on the state as it stands, its pending call dropped. Period 1, jitter 0 and latency 0 is the
-synchronous loop: every agent asked and applying every round.
+synchronous loop: every agent asked and applying every round. With `seconds_per_round` a model
+method's decision takes the time its call took: its recorded seconds (`latency_s`, the same when the
+call is replayed from the cache) over `seconds_per_round`, rounded up, at least one round.
 
 Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed:
 the phase once per agent, the jitter and the latency one per agent every tick whoever fires (a setting
@@ -34,6 +36,8 @@ class Clocks:
         self.period, self.jitter = settings.get("period", 1), settings.get("jitter", 0)
         low = settings.get("latency", 0)
         self.latency = (low, settings.get("latency_max", low))
+        # a model call's latency from its recorded seconds: rounds = ceil(seconds / seconds_per_round), >= 1
+        self.seconds_per_round: float | None = settings.get("seconds_per_round")
         self.draws = {name: streams.child(name) for name in ("phase", "jitter", "latency")}
         self.fire = np.floor(self.draws["phase"].random((agents,)) * self.period).astype(np.int64)
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
@@ -65,12 +69,20 @@ class Clocks:
         latency = low if spread is None else low + np.floor(spread[asked] * (high - low + 1)).astype(np.int64)
         if answering is not None and answering.any():
             latency = np.where(answering[asked], 0, latency)
-        self.due[asked] = t + latency
+        # timed by the calls: due once they have been made (`timed`), not this tick in any case
+        self.due[asked] = t + latency if self.seconds_per_round is None else np.iinfo(np.int64).max
         self.asked_at[asked] = t
         wait = self.period if jitter is None else self.period + np.floor(jitter[asked] * (self.jitter + 1))
         self.fire[asked] = t + wait
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
+
+    def timed(self, seconds: np.ndarray) -> None:
+        """Under `seconds_per_round`: the asked agents' calls took these seconds (per agent of the
+        block; NaN: no call), so their decisions apply that many rounds later, rounded up, at least one."""
+        asked = np.flatnonzero(self.asking)
+        rounds = np.ceil(np.nan_to_num(seconds[asked]) / self.seconds_per_round).astype(np.int64)
+        self.due[asked] = self.tick + np.maximum(rounds, 1)
 
     def apply(self, decided: Any) -> Any:
         """This tick's actions, given what the method decided now: each applying agent's from the tick

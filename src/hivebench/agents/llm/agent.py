@@ -249,6 +249,11 @@ class LLMAgent(Policy):
         self._progress(observation.horizon)
         return self.view.actions(observation, [None if d is None else d.value for d in decisions])
 
+    def call_seconds(self) -> np.ndarray:
+        """The seconds each agent's call of the last round took (NaN: not asked), as recorded: a call
+        replayed from the cache takes the time it took when it was made (hivebench.perturb.clocks)."""
+        return np.array([np.nan if d is None else d.usage.latency_s for d in self.rounds[-1]], dtype=np.float64)
+
     def _progress(self, steps: int) -> None:
         done = totals([d for round_ in self.rounds for d in round_ if d is not None])
         log.info(
