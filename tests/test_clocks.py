@@ -207,6 +207,8 @@ def test_an_agent_away_from_the_swarm_does_nothing_and_its_moves_are_counted():
         moved = present[1:] != present[:-1]
         assert record.summary["leaves"] == (moved & present[:-1]).sum() > 0
         assert record.summary["joins"] == (moved & ~present[:-1]).sum() > 0
+        received = np.asarray(record.agents["received"])[~agents.present.to_numpy()]
+        assert (received == 0).all() and record.summary["missed_deliveries"] > 0  # nothing reaches it while away
         answers = pd.Series(record.agents["answer"])
         last = agents.step == agents.step.max()
         assert answers[last & ~agents.present].isna().all()  # away in the answer round: no answer

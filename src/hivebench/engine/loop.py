@@ -13,6 +13,7 @@ from hivebench.models.scripted import RepliesError
 from hivebench.paths import calls_path
 from hivebench.perturb import in_transit
 from hivebench.perturb.agents import Gate, GatedPolicy, GatedView, add_columns
+from hivebench.perturb.membership import Membership
 from hivebench.perturb.transit import UnreliableMedium
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
@@ -102,9 +103,10 @@ def play_block(cells: list[dict[str, Any]]) -> list[EpisodeRecord]:
         if not hasattr(task, "medium"):
             raise ValueError(f"perturbation {perturbation['name']!r}: task {first['task']['name']!r} has no medium")
         task.medium = UnreliableMedium(task.medium, perturbation["medium"], streams.child("medium"))
-    gate = (
-        Gate(perturbation, task.n, streams) if {"faults", "activation", "clocks", "churn"} & set(perturbation) else None
-    )
+    gated_parts = {"faults", "activation", "clocks", "churn"} & set(perturbation)
+    gate = Gate(perturbation, task.n, streams) if gated_parts else None
+    if gate is not None and gate.churn and hasattr(task, "medium"):
+        task.medium = Membership(task.medium, gate)  # nothing reaches an agent away from the swarm
     try:
         records = run(task, make_policy(cells, gate=gate))
     except RepliesError as exc:  # a scripted file too short: named by its config key too

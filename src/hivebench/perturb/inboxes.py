@@ -29,6 +29,21 @@ def take(inbox: Inbox, rows: np.ndarray) -> Inbox:
     return inbox.take(rows)
 
 
+def received_traffic(
+    traffic: dict[str, np.ndarray], received: list[tuple[int, np.ndarray]], rounds: int, agents: int
+) -> dict[str, np.ndarray]:
+    """A medium's per-(round, agent) counts with `received` as a wrapper delivered them: per delivery
+    made, (its round, the receivers of its rows)."""
+    traffic = dict(traffic)
+    if "received" in traffic:
+        counts = np.zeros_like(traffic["received"])
+        for step, receivers in received:
+            if step < rounds:
+                counts[step] = np.bincount(receivers, minlength=agents)
+        traffic["received"] = counts
+    return traffic
+
+
 def concat(earlier: list[Inbox], now: Inbox) -> Inbox:
     """The deliveries held back from earlier rounds, then this round's, as one inbox (with this
     round's store where the medium has one)."""

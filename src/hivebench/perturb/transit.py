@@ -167,14 +167,7 @@ class UnreliableMedium:
 
     def traffic(self, rounds: int) -> dict[str, np.ndarray]:
         """The inner medium's counts, with what each agent received as this medium delivered it."""
-        traffic = dict(self.inner.traffic(rounds))
-        if "received" in traffic:
-            received = np.zeros_like(traffic["received"])
-            for step, receivers in self.received:
-                if step < rounds:
-                    received[step] = np.bincount(receivers, minlength=self.block.agents)
-            traffic["received"] = received
-        return traffic
+        return inboxes.received_traffic(self.inner.traffic(rounds), self.received, rounds, self.block.agents)
 
     def counts(self, episode: int) -> dict[str, int]:
         return {
