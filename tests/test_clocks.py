@@ -4,6 +4,8 @@ suite, a decision applied late from the snapshot it was asked on, and cells repr
 from __future__ import annotations
 
 import copy
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,8 @@ from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.loopbench.text import ColoringView
+from hivebench.view.episode import load as load_episode
+from hivebench.view.page import render as render_page
 from tests.test_llm_episodes import first_cell, replayed_without_the_model
 from tests.test_perturb import CASES, CONFIG, blocks, default_config, records_equal, study
 
@@ -295,3 +299,20 @@ def test_a_model_decision_takes_the_rounds_its_call_took_and_replays_so(tiny_mod
     config["perturbations"]["timed"]["clocks"]["latency"] = 2
     with pytest.raises(ConfigError, match="`seconds_per_round` times decisions by their calls; give no latency"):
         validate(config, "test")
+
+
+def test_the_episode_page_marks_absent_agents_and_late_decisions(tmp_path):
+    import altair as alt
+
+    (cell,) = blocks(study("coloring-ws", ["distributed"], 8, ["none"], seeds=[1]))[("distributed", None)]
+    perturbation = {**CLOCKS, "clocks": {"period": 2, "latency": 1}, "churn": {"leave": 0.2, "join": 0.3}}
+    cell = {**cell, "perturbation": perturbation}
+    path = tmp_path / "s1.parquet"
+    write_episode(cell, path)
+    page = render_page(load_episode(path), tmp_path / "s1.html").read_text(encoding="utf-8")
+    spec = json.loads(re.search(r'id="episode-spec">(.*?)</script>', page, re.DOTALL).group(1))
+    alt.HConcatChart.from_dict(spec, validate=True)
+    flagged = pd.DataFrame(spec["datasets"]["flags"])
+    agents = pq.read_table(path).to_pandas()
+    assert (flagged.flag == "away").sum() == (~agents.present).sum() > 0
+    assert (flagged.flag == "applied a late decision").sum() == (agents.staleness > 0).sum() > 0

@@ -86,15 +86,22 @@ def links(scene: Scene, episode: Episode) -> pd.DataFrame:
 
 
 def flags(scene: Scene, episode: Episode) -> pd.DataFrame:
-    """The agents a perturbation marks at each state (hivebench.perturb): `faulty`, and `did not act`
-    (asleep or failed in the round that led to the state), at their places."""
+    """The agents a perturbation marks at each state (hivebench.perturb): `faulty`, `away` (from the
+    swarm, churn), `did not act` (asleep, failed or waiting on its clock in the round that led to the
+    state) and on clocks `applied a late decision` (staleness above 0), at their places."""
     agents = episode.agents
     marked = []
     if "faulty" in agents:
         marked.append(agents.loc[agents["faulty"].fillna(False).astype(bool), ["step", "agent"]].assign(flag="faulty"))
+    away = ~agents["present"].fillna(True).astype(bool) if "present" in agents else pd.Series(False, agents.index)
+    if away.any():
+        marked.append(agents.loc[away, ["step", "agent"]].assign(flag="away"))
     if "acted" in agents:
-        idle = ~agents["acted"].fillna(True).astype(bool) & (agents["step"] > 0)
+        idle = ~agents["acted"].fillna(True).astype(bool) & (agents["step"] > 0) & ~away
         marked.append(agents.loc[idle, ["step", "agent"]].assign(flag="did not act"))
+    if "staleness" in agents:
+        late = agents["staleness"].fillna(0) > 0
+        marked.append(agents.loc[late, ["step", "agent"]].assign(flag="applied a late decision"))
     if not marked:
         return pd.DataFrame(columns=["step", "x", "y", "flag"])
     places = scene.agents[["step", "agent", "x", "y"]]

@@ -17,7 +17,8 @@ TILE_COLOURS = {"wall": "#555555", "food": "#2ca02c", "nest": "#ff7f0e", "prey":
 LINK_COLOURS = ["#f58518", "#54a24b", "#b279a2"]  # messages, traces, ...
 # a perturbed medium's deliveries (hivebench.perturb.transit), each in its own colour
 FATE_COLOURS = {"lost": "#d62728", "delayed": "#17becf", "duplicated": "#9467bd"}
-FLAG_MARKS = {"faulty": "cross", "did not act": "square"}  # the agents a perturbation marks, by shape
+# the agents a perturbation marks, by shape
+FLAG_MARKS = {"faulty": "cross", "away": "diamond", "did not act": "square", "applied a late decision": "triangle-up"}
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
