@@ -262,6 +262,7 @@ def test_a_delayed_message_arrives_exactly_its_delay_late_and_a_duplicate_once_m
     arrived = messages_through(medium, 10, unicast)
     assert arrived and all(rounds == [int(text.split(":")[0]) + 3] for text, rounds in arrived.items())
     assert len(arrived) == 8 * 16  # 16 directed edges; those sent in the last two rounds are on their way
+    assert [medium.counts(s)["max_in_flight"] for s in (0, 1)] == [16, 16]  # two rounds' 8 messages each
     doubled = UnreliableMedium(NeighbourMessages(block, 100, [9, 9]), settings(duplicate=0.5), Streams([1, 2], "x"))
     twice = {text: rounds for text, rounds in messages_through(doubled, 10, unicast).items() if len(rounds) > 1}
     assert twice and all(rounds[1] == rounds[0] + 1 for rounds in twice.values())

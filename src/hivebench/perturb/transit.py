@@ -13,7 +13,8 @@ A message still on its way when the block ends never arrives. A shared store (Si
 delivers nothing: a write is lost when it is sent, and it cannot be late.
 
 Per episode the summary counts `lost_messages`, `delayed_messages`, `duplicated_messages` and
-`cut_messages` (the suite's medium counts those it cuts to its cap, `truncated_messages`), and the
+`cut_messages` (the suite's medium counts those it cuts to its cap, `truncated_messages`) and
+`max_in_flight` (the most deliveries on their way at once, past a round's delivery), and the
 `transit` table holds one row per delivery the medium changed: the round it was sent in, sender and
 receiver (-1: a lost store write), its fate and the round at whose start it arrives (-1: never). The
 cell keeps that table in its per-agent file's metadata rather than a file of its own
@@ -73,6 +74,9 @@ class UnreliableMedium:
         # (step, fate, sender, receiver, arrival): a round's deliveries of one fate (arrival: one for all, or each's)
         self.events: list[tuple[int, int, np.ndarray, np.ndarray, Any]] = []
         self.received: list[tuple[int, np.ndarray]] = []  # (round, receivers) of each delivery made
+        # per episode, the most deliveries on their way at once (held past a round's delivery); an
+        # episode that has ended sends nothing more, so its maximum does not depend on its block
+        self.in_flight = np.zeros(inner.block.episodes, dtype=np.int64)
 
     def send(self, step: int, outbox: Any) -> None:
         if self.store and self.loss:
@@ -95,6 +99,9 @@ class UnreliableMedium:
         if self.reorder:
             inbox = self._shuffled(inbox)
         self.received.append((step, inboxes.ends(inbox)[1]))
+        if self.held:
+            on_the_way = np.concatenate([inboxes.ends(held)[1] for _, held in self.held]) // self.block.n
+            np.maximum(self.in_flight, np.bincount(on_the_way, minlength=self.block.episodes), out=self.in_flight)
         return inbox
 
     def _delivered(self, step: int, inbox: Any, sender: np.ndarray, receiver: np.ndarray) -> Any:
@@ -173,6 +180,7 @@ class UnreliableMedium:
         return {
             **self.inner.counts(episode),
             **{f"{fate}_messages": int(self._log.counts[episode, i]) for i, fate in enumerate(FATES)},
+            "max_in_flight": int(self.in_flight[episode]),
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
