@@ -145,7 +145,7 @@ def test_an_episode_records_every_message_and_every_answer():
 def test_episodes_of_different_lengths_play_in_one_block_as_alone():
     """At the paper's rounds each instance has its own R: a block's episodes end at different rounds."""
     from hivebench.engine.loop import play_block
-    from hivebench.engine.writer import stored
+    from hivebench.store import stored
 
     lengths = set()
     for block in study(rounds="paper", populations=[30], seeds=8):

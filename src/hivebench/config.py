@@ -622,7 +622,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
-    yield from _range_problems(config)
+    yield from _perturbation_entry_problems(config)
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
     yield from _training_problems(config, base)
@@ -733,9 +733,10 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield from _method_problems(name, config["methods"][name], base)
 
 
-def _range_problems(config: Config) -> Iterator[str]:
-    """A perturbation's drawn ranges run upwards: `delay_max` from `delay`, `latency_max` from `latency`;
-    `clocks` and `activation` are not given together (both say when agents act)."""
+def _perturbation_entry_problems(config: Config) -> Iterator[str]:
+    """Each defined perturbation's settings agree: its drawn ranges run upwards (`delay_max` from
+    `delay`, `latency_max` from `latency`), clocks timed by their calls give no latency, and `clocks`
+    and `activation` are not given together (both say when agents act)."""
     for name, entry in config.get("perturbations", {}).items():
         for part, low, high in (("medium", "delay", "delay_max"), ("clocks", "latency", "latency_max")):
             settings = entry.get(part) or {}

@@ -92,6 +92,13 @@ def write_json(value: Any, path: str | Path) -> None:
     _write_atomic(path, lambda temp: temp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8"))
 
 
+def stored(table: pa.Table) -> pa.Table:
+    """A record's table as the store holds it: dictionary-encoded columns (texts a block shares, such
+    as names or classical messages) written out as their values."""
+    fields = [pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
 def inline_text(tables: dict[str, pa.Table]) -> bytes:
     """Small side tables as a file's metadata value: JSON {name: the table as an Arrow IPC stream, in
     base64}, typed and exact, and several times faster to make than JSON columns."""
@@ -108,14 +115,7 @@ def read_inline(metadata: dict[bytes, bytes]) -> dict[str, pa.Table]:
     """The side tables a cell file's metadata holds (`inline_text`), by name, their dictionary-encoded
     columns as their values (as a side file reads back)."""
     encoded = json.loads(metadata.get(INLINE_KEY, b"{}"))
-    tables = {name: pa.ipc.open_stream(base64.b64decode(text)).read_all() for name, text in encoded.items()}
-    return {
-        name: pa.table(
-            [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns],
-            names=table.column_names,
-        )
-        for name, table in tables.items()
-    }
+    return {name: stored(pa.ipc.open_stream(base64.b64decode(text)).read_all()) for name, text in encoded.items()}
 
 
 def _ours(metadata: dict[bytes, bytes]) -> dict[bytes, bytes]:

@@ -76,10 +76,10 @@ from hivebench.cells import expand_jobs
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import EpisodeRecord
 from hivebench.engine.loop import make_policy, make_task, play_block, run
-from hivebench.engine.writer import stored
 from hivebench.paths import inline_tables, side_tables
 from hivebench.registry import METHODS, SUITE_OBJECTS, task_kind
 from hivebench.seeding import Streams
+from hivebench.store import stored
 from hivebench.suite import Suite
 
 Cell = dict[str, Any]

@@ -24,15 +24,9 @@ from hivebench.store import (
     file_digest,
     inline_text,
     sealed,
+    stored,
     write_atomic,
 )
-
-
-def stored(table: pa.Table) -> pa.Table:
-    """A record's table as the store holds it: dictionary-encoded columns (texts a block shares, such
-    as names or classical messages) written out as their values."""
-    fields = [pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type) else f for f in table.schema]
-    return table.cast(pa.schema(fields))
 
 
 def run_episode(cell: dict[str, Any]) -> tuple[pa.Table, dict[str, Any]]:

@@ -254,11 +254,11 @@ class GatedPolicy(Policy):
         if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
             self.inner.asked = self.gate.acting
         actions = self.inner.decide(observation)
-        if self.gate.clocks is not None and self.gate.clocks.seconds_per_round is not None:
-            self.gate.clocks.timed(call_seconds(self.inner))
-        if self.gate.clocks is not None:
+        if (clocks := self.gate.clocks) is not None:
+            if clocks.seconds_per_round is not None:
+                clocks.timed(call_seconds(self.inner))
             self.gate.in_episode(self.view.live(observation))
-            actions = self.gate.clocks.apply(actions)
+            actions = clocks.apply(actions)
         if now.idle.any():
             actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:

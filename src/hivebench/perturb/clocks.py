@@ -62,12 +62,13 @@ class Clocks:
         asking = (self.due < t) & (self.fire <= t)
         if absent is not None:
             asking &= ~absent
-        if answering is not None and answering.any():  # the deadline: asked now, applied now
+        deadline = answering is not None and answering.any()
+        if deadline:  # asked now, applied now
             asking |= answering
             self._drop(answering)
         asked = np.flatnonzero(asking)
         latency = low if spread is None else low + np.floor(spread[asked] * (high - low + 1)).astype(np.int64)
-        if answering is not None and answering.any():
+        if deadline:
             latency = np.where(answering[asked], 0, latency)
         # timed by the calls: due once they have been made (`timed`), not this tick in any case
         self.due[asked] = t + latency if self.seconds_per_round is None else np.iinfo(np.int64).max

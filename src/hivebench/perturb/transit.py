@@ -74,9 +74,6 @@ class UnreliableMedium:
         # (step, fate, sender, receiver, arrival): a round's deliveries of one fate (arrival: one for all, or each's)
         self.events: list[tuple[int, int, np.ndarray, np.ndarray, Any]] = []
         self.received: list[tuple[int, np.ndarray]] = []  # (round, receivers) of each delivery made
-        # per episode, the most deliveries on their way at once (held past a round's delivery); an
-        # episode that has ended sends nothing more, so its maximum does not depend on its block
-        self.in_flight = np.zeros(inner.block.episodes, dtype=np.int64)
 
     def send(self, step: int, outbox: Any) -> None:
         if self.store and self.loss:
@@ -99,9 +96,6 @@ class UnreliableMedium:
         if self.reorder:
             inbox = self._shuffled(inbox)
         self.received.append((step, inboxes.ends(inbox)[1]))
-        if self.held:
-            on_the_way = np.concatenate([inboxes.ends(held)[1] for _, held in self.held]) // self.block.n
-            np.maximum(self.in_flight, np.bincount(on_the_way, minlength=self.block.episodes), out=self.in_flight)
         return inbox
 
     def _delivered(self, step: int, inbox: Any, sender: np.ndarray, receiver: np.ndarray) -> Any:
@@ -180,7 +174,7 @@ class UnreliableMedium:
         return {
             **self.inner.counts(episode),
             **{f"{fate}_messages": int(self._log.counts[episode, i]) for i, fate in enumerate(FATES)},
-            "max_in_flight": int(self.in_flight[episode]),
+            "max_in_flight": int(self._log.in_flight[episode]),
         }
 
     def tables(self, episode: int) -> dict[str, pa.Table | Callable[[], pa.Table]]:
@@ -218,7 +212,20 @@ class UnreliableMedium:
         )
         counts = np.zeros((self.block.episodes, len(FATES)), dtype=np.int64)
         np.add.at(counts, (episode, fate), 1)
-        return Log(table, np.searchsorted(episode[order], np.arange(self.block.episodes + 1)), counts)
+        bounds = np.searchsorted(episode[order], np.arange(self.block.episodes + 1))
+        return Log(table, bounds, counts, self._in_flight(episode, step, fate, arrival))
+
+    def _in_flight(self, episode: np.ndarray, step: np.ndarray, fate: np.ndarray, arrival: np.ndarray) -> np.ndarray:
+        """Per episode, the most deliveries on their way at once: a late or second copy sent in round s
+        that arrives at the start of round a is held past the deliveries of rounds s..a-2 (and past the
+        last one made, if a lies beyond it). An episode that has ended sends nothing more, so its
+        maximum does not depend on its block."""
+        rounds = len(self.received)
+        held = (fate == DELAYED) | (fate == DUPLICATED)
+        change = np.zeros((self.block.episodes, rounds + 1), dtype=np.int64)
+        np.add.at(change, (episode[held], step[held]), 1)
+        np.add.at(change, (episode[held], np.minimum(arrival[held] - 1, rounds)), -1)
+        return np.cumsum(change, axis=1)[:, :rounds].max(axis=1, initial=0)
 
 
 @dataclass(frozen=True)
@@ -226,6 +233,7 @@ class Log:
     table: pa.Table  # every changed delivery, by episode
     bounds: np.ndarray  # (episodes + 1,) episode s's rows: bounds[s]..bounds[s + 1]
     counts: np.ndarray  # (episodes, fates)
+    in_flight: np.ndarray  # (episodes,) the most deliveries on their way at once
 
 
 def _find(keys: np.ndarray, wanted: np.ndarray) -> np.ndarray:
