@@ -12,8 +12,9 @@ from typing import Any
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
 # shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
-# (and asynchronous clocks and churn, new)
-VERSION = 3
+# (and asynchronous clocks and churn, new); 4: the Silo-Bench Waggle adapter's flood told who acts (it
+# had marked as passed on shards its held-back agents never sent)
+VERSION = 4
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
 

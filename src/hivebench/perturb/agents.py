@@ -226,6 +226,13 @@ class GatedView:
     def live(self, observation: Any) -> np.ndarray:
         return self.inner.live(observation) & self.gate.acting
 
+    def proposal(self, observation: Any, medium: str) -> Any:
+        """A Waggle adapter's proposals, an adapter that keeps per-agent state of what its agents sent
+        (one declaring `asked`, hivebench.waggle.runtime.adapter) told who acts."""
+        if hasattr(self.inner, "asked"):
+            self.inner.asked = self.gate.acting
+        return self.inner.proposal(observation, medium)
+
     def running(self, observation: Any) -> np.ndarray:
         """Whose episode runs this round, whoever acts in it (as the inner view says)."""
         running = getattr(self.inner, "running", None)

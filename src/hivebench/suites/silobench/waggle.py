@@ -91,7 +91,7 @@ class AnonymousFlood(Distributed):
             return super().send(views, known)
         holdings = self.holdings
         assert isinstance(holdings, Arrivals) and holdings.passed is not None
-        packed = holdings.fresh(views, own_only=False)
+        packed = self.fresh(views, own_only=False)
         holdings.passed |= packed
         senders = np.flatnonzero(packed.any(axis=1))
         i, receiver = views.block.fan_out(senders)
@@ -108,6 +108,7 @@ class SiloAdapter(GraphContacts):
     actions = ACTIONS
     wait = HOLD
     frame_intent = True
+    asked: np.ndarray | None = None  # who may send this round, as the runtime is told (its flood's `asked`)
 
     def start(self, views: SiloViews, seeds: list[int], rng: Streams, params: dict[str, Any]) -> None:
         if views.protocol != "p2p" or views.oracle:
@@ -150,6 +151,7 @@ class SiloAdapter(GraphContacts):
             self.policy = (
                 LocalOnly({}, Streams([], "none")) if medium == "silent" else AnonymousFlood({}, Streams([], "none"))
             )
+        self.policy.asked = self.asked
         proposed = self.policy.decide(views)
         agents = views.block.agents
         given = np.zeros(agents, dtype=bool) if proposed.given is None else np.asarray(proposed.given, dtype=bool)

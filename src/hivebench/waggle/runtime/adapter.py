@@ -41,6 +41,9 @@ class Adapter(Protocol):
     # Optional (default False): whether a frame carries its sender's proposal intent beside its trace and
     # task snapshot (Silo-Bench); the view's private state then lists the round's frames, by channel
     frame_intent: bool
+    # Optional: an adapter whose proposal keeps per-agent state of what its agents sent (Silo-Bench's
+    # flood) declares `asked` (None): a perturbation that holds agents back sets it before each
+    # `proposal` to who acts (hivebench.perturb.agents.GatedView), so that only their state moves on
 
     def start(self, observation: Any, seeds: list[int], rng: Streams, params: dict[str, Any]) -> None:
         """A block begins (`rng`: node-indexed streams, a row per agent; `params`: the method's, with
