@@ -23,6 +23,7 @@ from hivebench.engine.writer import write_episode
 from hivebench.paths import cell_path
 from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
+from hivebench.perturb.clocks import Clocks
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.loopbench.text import ColoringView
@@ -136,6 +137,46 @@ def test_an_agent_acts_only_on_its_clock_one_call_at_a_time():
     for agent in range(asked.shape[1]):
         ticks, done = np.flatnonzero(asked[:, agent]), np.flatnonzero(applied[:, agent])
         assert ticks[0] < 2 and (np.diff(ticks) == 4).all() and (done[: len(ticks)] == ticks[: len(done)] + 3).all()
+
+
+def test_no_clock_handler_reads_a_global_clock_or_another_agents_state():
+    """The clocks' handlers (a timer firing, a call starting or completing, a call lost to churn) read
+    only an agent's own timers and draws, and time only as differences: shifting the epoch, or
+    scrambling every other agent's timers and pending call, changes nothing of an agent's schedule.
+    (The tick index orders events for analysis; the round a view shows is the task's, not the clocks'.)"""
+    settings = {"period": 3, "jitter": 2, "latency": 1, "latency_max": 3}
+    agents, watched, shift = 16, 5, 1_000
+
+    def clocks() -> Clocks:
+        return Clocks(settings, agents, Streams([1, 2], "p"))
+
+    plain, shifted, scrambled = clocks(), clocks(), clocks()
+    for c in (plain, shifted, scrambled):
+        c.next_tick()
+    shifted.tick += shift  # the same clocks, their epoch moved on
+    shifted.fire += shift
+    shifted.due[shifted.due >= 0] += shift
+    shifted.asked_at[shifted.asked_at >= 0] += shift
+    others = np.arange(agents) != watched
+    noise = np.random.default_rng(0)
+    absent = np.zeros(agents, dtype=bool)
+    applied_late = 0
+    for tick in range(1, 40):
+        # every other agent's timers, pending call and presence scrambled before each tick
+        scrambled.fire[others] = scrambled.tick + noise.integers(-2, 4, others.sum())
+        scrambled.due[others] = np.where(noise.random(others.sum()) < 0.5, -1, scrambled.tick + noise.integers(0, 3))
+        scrambled.asked_at[others] = scrambled.tick - noise.integers(0, 3, others.sum())
+        absent[watched] = tick % 11 == 0  # the watched agent leaves now and then: its pending call is lost
+        away = absent | (others & (noise.random(agents) < 0.3))
+        plain.next_tick(absent=absent)
+        shifted.next_tick(absent=absent)
+        scrambled.next_tick(absent=away)
+        for c in (shifted, scrambled):
+            assert c.asking[watched] == plain.asking[watched] and c.applying[watched] == plain.applying[watched]
+            assert c.staleness[watched] == plain.staleness[watched]
+        assert (shifted.asking == plain.asking).all() and (shifted.staleness == plain.staleness).all()
+        applied_late += plain.staleness[watched] > 0
+    assert applied_late >= 5  # the watched agent's calls started and completed all along
 
 
 def test_the_answer_round_is_every_agents_deadline():
