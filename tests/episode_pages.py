@@ -25,13 +25,21 @@ SUITE_CELLS = {
 }
 
 
-def played(folder: Path, task: dict[str, Any], method: dict[str, Any], population: int, seed: int = 0) -> Path:
-    """Play one cell of `task` under `method` (run from `folder`: its paths are relative); its file."""
-    config = {
-        "tasks": {"t": task},
-        "methods": {"m": method},
-        "studies": {"s": {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": seed + 1}},
-    }
+def played(
+    folder: Path,
+    task: dict[str, Any],
+    method: dict[str, Any],
+    population: int,
+    seed: int = 0,
+    perturbation: dict[str, Any] | None = None,
+) -> Path:
+    """Play one cell of `task` under `method` (run from `folder`: its paths are relative), perturbed
+    as given; its file."""
+    study: dict[str, Any] = {"tasks": ["t"], "methods": ["m"], "populations": [population], "seeds": seed + 1}
+    config: dict[str, Any] = {"tasks": {"t": task}, "methods": {"m": method}, "studies": {"s": study}}
+    if perturbation is not None:
+        config["perturbations"] = {"p": perturbation}
+        study["perturbations"] = ["p"]
     source = folder / "config.yaml"
     (blocks,) = all_blocks(validate(config, str(source)), folder).values()
     cell = [c for block in blocks for c in block.cells() if c["seed"] == seed][0]

@@ -4,6 +4,7 @@ model's reply that holds markup shows as text."""
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
 import pytest
 from browser import choose_agent, console_problems, open_page, requested, set_step, start
 from episode_pages import SUITE_CELLS, played, scripted_loopbench
@@ -122,3 +123,36 @@ def test_a_page_of_a_reports_folder_loads_the_shared_bundle_and_nothing_else(bro
     assert len(browser.execute_script(AGENT_FILLS)) == n
     assert console_problems(browser) == []
     assert requested(browser) == [page.resolve().as_uri(), bundle.resolve().as_uri()]
+
+
+def test_the_event_buttons_step_through_the_chosen_agents_events(browser, tmp_path, monkeypatch):
+    """On clocks and under churn the buttons visit exactly the states whose round held an event of the
+    chosen agent (asked, a decision applied, left or came back), as its rows in the cell file say."""
+    monkeypatch.chdir(tmp_path)
+    task, method, n = SUITE_CELLS["loopbench"]
+    perturbation = {"clocks": {"period": 3, "latency": 1, "latency_max": 2}, "churn": {"leave": 0.2, "join": 0.5}}
+    path = played(tmp_path, {**task, "steps": 12}, method, n, perturbation=perturbation)
+    rows = pq.read_table(path).to_pandas()
+    mine = rows[rows.agent == 1].sort_values("step").reset_index(drop=True)
+    moved = mine.present.ne(mine.present.shift(fill_value=True))
+    eventful = (mine.step > 0) & (mine.asked | mine.staleness.notna() | moved)
+    expected = [str(s) for s in mine.step[eventful]]
+    assert moved.any() and mine.staleness.notna().any() and len(expected) < len(mine) - 1  # some rounds without
+    open_page(browser, render(load(path), tmp_path / "page.html"))
+    choose_agent(browser, 1)
+    shown = "return document.body.dataset.shown"
+
+    def visit(button: str, count: int) -> list[str]:
+        visited = []
+        for _ in range(count):
+            before = browser.execute_script(shown)
+            browser.find_element("id", button).click()
+            browser.execute_script("return new Promise(resolve => setTimeout(resolve, 100))")
+            if browser.execute_script(shown) != before:
+                visited.append(browser.execute_script(shown))
+        return visited
+
+    assert visit("next-event", len(expected) + 2) == expected  # and no further: none after the last
+    assert "events: " in browser.execute_script(PANEL)
+    assert visit("previous-event", len(expected)) == expected[-2::-1]
+    assert console_problems(browser) == []

@@ -152,6 +152,19 @@ def summary_rows(summary: dict[str, Any]) -> str:
     )
 
 
+EVENT_COLUMNS = ("asked", "staleness", "present")  # a cell on clocks or under churn (hivebench.perturb)
+
+
+def event_buttons(episode: Episode) -> str:
+    """On clocks or under churn: the buttons that step through the chosen agent's events (viewer.js)."""
+    if not any(c in episode.agents for c in EVENT_COLUMNS):
+        return ""
+    return (
+        '<button id="previous-event" type="button">previous event</button>'
+        '<button id="next-event" type="button">next event</button>'
+    )
+
+
 def render(episode: Episode, out: str | Path, bundle: Path | None = None) -> Path:
     """Write the episode's page to `out`; return its path. With `bundle` (a file holding vega_bundle(),
     shared by a folder of pages) the page loads it from there instead of carrying its own copy."""
@@ -181,6 +194,7 @@ def render(episode: Episode, out: str | Path, bundle: Path | None = None) -> Pat
 <button id="play" type="button">play</button>
 <input id="step" type="range" min="0" max="{episode.steps}" value="0" aria-label="state">
 <span id="step-label">state 0 of {episode.steps}</span>
+{event_buttons(episode)}
 <label>agent <select id="agent"></select></label>
 </div>
 <div id="main"><div id="scene"></div><aside id="panel" aria-live="polite"></aside></div>

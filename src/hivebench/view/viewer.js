@@ -14,6 +14,10 @@ const names = Object.keys(columns);
 const rowOf = new Map(); // "step:agent" -> row index
 columns.step.forEach((step, i) => rowOf.set(`${step}:${columns.agent[i]}`, i));
 const HIDDEN = new Set(["step", "agent", "call_keys", ...episode.long]);
+// On clocks or under churn (hivebench.perturb) the chosen agent's events: the calls it started (asked
+// on a snapshot) and completed (a decision applied), its leaving and coming back, each in the round
+// that led to a state; the event buttons step through them instead of through every state.
+const EVENTFUL = ["asked", "staleness", "present"].some((c) => c in columns);
 let view = null;
 let step = 0;
 let agent = 0;
@@ -87,10 +91,38 @@ function callSection(key, index) {
   return box;
 }
 
+function eventsAt(a, t) {
+  const i = rowOf.get(`${t}:${a}`);
+  if (t === 0 || i === undefined) return [];
+  const out = [];
+  if (columns.asked && columns.asked[i]) out.push(`asked on state ${t - 1}`);
+  if (columns.staleness && columns.staleness[i] !== null) {
+    out.push(`applied its decision asked on state ${t - 1 - columns.staleness[i]}`);
+  }
+  const before = rowOf.get(`${t - 1}:${a}`);
+  if (columns.present && before !== undefined && columns.present[before] !== columns.present[i]) {
+    out.push(columns.present[i] ? "came back" : "left");
+  }
+  return out;
+}
+
+function stepEvent(direction) {
+  for (let t = step + direction; t >= 0 && t <= episode.steps; t += direction) {
+    if (eventsAt(agent, t).length) {
+      show(t);
+      return;
+    }
+  }
+}
+
 function fillPanel() {
   panel.replaceChildren();
   const i = rowOf.get(`${step}:${agent}`);
   panel.appendChild(element("h2", `agent ${agentName(agent)}, state ${step}`));
+  if (EVENTFUL) {
+    const events = eventsAt(agent, step);
+    panel.appendChild(element("p", events.length ? `events: ${events.join("; ")}` : "no event", "events"));
+  }
   if (i === undefined) {
     panel.appendChild(element("p", "no row for this agent at this state (it has left)"));
     return;
@@ -162,6 +194,10 @@ for (let a = 0; a < episode.n; a++) {
 slider.addEventListener("input", () => show(Number(slider.value)));
 chooser.addEventListener("change", () => choose(Number(chooser.value)));
 playButton.addEventListener("click", play);
+if (EVENTFUL) {
+  document.getElementById("previous-event").addEventListener("click", () => stepEvent(-1));
+  document.getElementById("next-event").addEventListener("click", () => stepEvent(1));
+}
 show(0);
 vegaEmbed("#scene", spec, { actions: false, renderer: "svg" }).then((result) => {
   view = result.view;
