@@ -1,11 +1,14 @@
-"""What asynchronous clocks cost the engine: decisions applied per second on clocks against the
-synchronous loop's agent-steps per second, on the same cells, in the same process and run (issue 42:
-within 3x). A job block of --block seeds of one classical cell per case, played (not written) for
---seconds each, one block first, untimed.
+"""What asynchronous clocks cost the engine: events per second on clocks against the synchronous
+loop's agent-steps per second, on the same cells, in the same process and run (issue 42: within 3x).
+A job block of --block seeds of one classical cell per case, played (not written) for --seconds each,
+one block first, untimed.
 
-Baseline: the synchronous loop on the same block (agent-steps: N x rounds x seeds per block). Under
-clocks an agent applies fewer decisions than it has rounds (a period of 2: about half), so the rate is
-of decisions applied, each the clocks' counterpart of an agent-step (its ask and its apply).
+Baseline: the synchronous loop on the same block (agent-steps: N x rounds x seeds per block). Events
+on clocks, as the Waggle paper's asynchronous contract names them: a call started (an agent asked
+when its timer fires) and a call completed (its decision applied); no message or membership events
+arise on these arms (the bare medium, no churn). Beside it the rate of decisions applied alone (each
+the clocks' counterpart of an agent-step, its ask and its apply), a period of 2 applying about one an
+agent every 2.5 rounds.
 Usage: python benchmarks/bench_clocks.py [--seconds S] [--block B]
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
 from bench_episodes import rate  # benchmarks/ is the script's folder: its first import path
 from bench_perturb import cells
 
@@ -35,19 +39,24 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     parser.add_argument("--block", type=int, default=4, help="seeds per block")
     args = parser.parse_args()
-    print(f"{'task / method / N':32s} {'arm':12s} {'blocks/s':>9s} {'decisions/s':>12s} {'ratio':>6s}")
+    print(
+        f"{'task / method / N':32s} {'arm':12s} {'blocks/s':>9s} {'events/s':>10s} {'ratio':>6s} "
+        f"{'decisions/s':>12s} {'ratio':>6s}"
+    )
     for task, method, n in CASES:
-        base = None
+        base = 0.0
         for name, block in cells(task, method, n, args.block, CLOCKS).items():
             records = play_block(block)
-            per_block = sum(
-                r.summary["decisions"] if name != "none" else n * (len(r.agents["step"]) // n - 1) for r in records
-            )
+            if name == "none":
+                events = decisions = sum(n * (len(r.agents["step"]) // n - 1) for r in records)
+            else:
+                decisions = sum(r.summary["decisions"] for r in records)
+                events = decisions + sum(int(np.sum(r.agents["asked"])) for r in records)
             blocks = rate(lambda _, block=block: play_block(block), args.seconds)
-            decisions = blocks * per_block
-            base = base or decisions
+            base = base or blocks * events
             print(
-                f"{f'{task} / {method} / {n}':32s} {name:12s} {blocks:9.2f} {decisions:12.0f} {base / decisions:5.2f}x"
+                f"{f'{task} / {method} / {n}':32s} {name:12s} {blocks:9.2f} {blocks * events:10.0f} "
+                f"{base / (blocks * events):5.2f}x {blocks * decisions:12.0f} {base / (blocks * decisions):5.2f}x"
             )
 
 

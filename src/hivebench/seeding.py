@@ -106,19 +106,28 @@ class Streams:
                 self._rows(shape[0], split)  # checked all the same
             generator = self.generators[0]
             return generator.random(shape) if kind == DOUBLES else generator.integers(*kind, size=shape)
-        take = self._rows(shape[0], split) * math.prod(shape[1:])
-        short = int((self._used + take).max()) - self._ahead.shape[1]
-        if short > 0 or kind != self._kind:  # each refill at least twice the last: a few for a stream drawn every round
-            self._grow = max(short, 2 * self._grow) if kind == self._kind else short  # a new kind starts afresh
-            self._refill(kind, self._grow)
-        if self._aligned and split is None:
+        if self._aligned and split is None:  # every episode as far on: one slice
+            if shape[0] % len(self.seeds):
+                self._rows(shape[0], split)  # its error
+            per = shape[0] // len(self.seeds) * math.prod(shape[1:])
+            self._ensure(kind, int(self._used[0]) + per - self._ahead.shape[1])
             start = int(self._used[0])
-            out = self._ahead[:, start : start + take[0]].reshape(shape)
-        else:
-            out = np.concatenate([a[u : u + t] for a, u, t in zip(self._ahead, self._used, take)]).reshape(shape)
-            self._aligned = self._aligned and bool((take == take[0]).all())
+            self._used += per
+            return self._ahead[:, start : start + per].reshape(shape)
+        take = self._rows(shape[0], split) * math.prod(shape[1:])
+        self._ensure(kind, int((self._used + take).max()) - self._ahead.shape[1])
+        out = np.concatenate([a[u : u + t] for a, u, t in zip(self._ahead, self._used, take)]).reshape(shape)
+        self._aligned = self._aligned and bool((take == take[0]).all())
         self._used += take
         return out
+
+    def _ensure(self, kind: Kind, short: int) -> None:
+        """Refill where a draw of `kind` would run `short` numbers past those drawn ahead (or is of
+        another kind): each refill at least twice the last, so a stream drawn every round refills a
+        few times; a new kind starts afresh."""
+        if short > 0 or kind != self._kind:
+            self._grow = max(short, 2 * self._grow) if kind == self._kind else short
+            self._refill(kind, self._grow)
 
     def random(self, shape: tuple[int, ...], split: Sequence[int] | None = None) -> np.ndarray:
         """Doubles in [0, 1)."""

@@ -69,7 +69,8 @@ class Gate:
         self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
-        self.now = Round(*(np.zeros(agents, dtype=bool),) * 4)  # this round's, by what they do instead
+        self._none = np.zeros(agents, dtype=bool)  # no agent (read only)
+        self.now = Round(*(self._none,) * 4)  # this round's, by what they do instead
         self.acted: list[np.ndarray] = []  # per round, who acted
         self.asked: list[np.ndarray] = []  # under clocks, per round: who was asked
         self.staleness: list[np.ndarray] = []  # under clocks, per round: the applied decisions' age (-1: none)
@@ -81,40 +82,51 @@ class Gate:
         awake whatever its draw where the activation spares answers."""
         self.round += 1
         absent = self._absent()
-        if answering is not None:
+        if absent is not None and answering is not None:
             answering = answering & ~absent  # gone: no answer
         if self.clocks is not None:
             self.clocks.next_tick(answering, absent)
-            asleep = ~self.clocks.applying
+            asleep = ~self.clocks.applying  # an absent agent's call was dropped: it applies nothing
         else:
             asleep = self._asleep()
+            if absent is not None:
+                asleep = asleep | absent
         if answering is not None and self.spares_answers:
             asleep = asleep & ~answering
-        kind = self.faults["kind"] if self.faults else None
-        failed = self.faulty & (self.round >= self.faults["onset"]) if self.faults else np.zeros_like(self.faulty)
-        none = np.zeros_like(failed)
+        now = self._faulted(asleep, absent)
+        self.acting = ~(now.idle | now.stuck | now.random) if self.faults else ~now.idle
+        self.acted.append(self.acting)
+        if self.clocks is not None:  # asked now, applied later: its method decides for those asked
+            self.acting = self.clocks.asking
+            if self.faults:
+                failed = self.faulty & (self.round >= self.faults["onset"]) & (self.faults["kind"] != "adversarial")
+                self.acting = self.acting & ~(now.stuck | now.random | failed)
+                self.staleness.append(np.where(self.acted[-1], self.clocks.staleness, -1))
+            else:  # every agent applying acts: the clocks' own ages
+                self.staleness.append(self.clocks.staleness)
+            self.asked.append(self.acting)
+        self.now = now
+        return now
+
+    def _faulted(self, asleep: np.ndarray, absent: np.ndarray | None) -> Round:
+        """The round's agents by what they do instead of their method's decision, given who sleeps
+        (an absent agent does nothing, whatever its fault)."""
+        if not self.faults:
+            return Round(asleep, self._none, self._none, self._none)
+        kind, onset = self.faults["kind"], self.faults["onset"]
+        failed = self.faulty & (self.round >= onset)
+        none = self._none
         if kind == "stuck":  # it acts in its onset round, then repeats that round
-            now = Round(
-                asleep & ~(failed & (self.round > self.faults["onset"])),
-                failed & (self.round > self.faults["onset"]),
-                none,
-                none,
-            )
+            stuck = failed & (self.round > onset)
+            now = Round(asleep & ~stuck, stuck, none, none)
         elif kind == "random":
             now = Round(asleep & ~failed, none, failed, none)
         elif kind == "adversarial":  # awake or not: an adversary does not sleep
             now = Round(asleep & ~failed, none, none, failed)
         else:
             now = Round(asleep | failed, none, none, none)
-        if absent.any():  # an agent away from the swarm does nothing, whatever its fault
+        if absent is not None:
             now = Round(now.idle | absent, now.stuck & ~absent, now.random & ~absent, now.adversarial & ~absent)
-        self.acting = ~(now.idle | now.stuck | now.random)
-        self.acted.append(self.acting)
-        if self.clocks is not None:  # asked now, applied later: its method decides for those asked
-            self.acting = self.clocks.asking & ~(now.stuck | now.random | (failed & (kind != "adversarial")))
-            self.asked.append(self.acting)
-            self.staleness.append(np.where(self.acted[-1], self.clocks.staleness, -1))
-        self.now = now
         return now
 
     def in_episode(self, live: np.ndarray) -> None:
@@ -123,11 +135,12 @@ class Gate:
         self.asked[-1] = self.asked[-1] & live
         self.staleness[-1] = np.where(live, self.staleness[-1], -1)
 
-    def _absent(self) -> np.ndarray:
+    def _absent(self) -> np.ndarray | None:
         """Under churn, who is away this round: each present agent leaves with probability `leave`
-        from round 1, each absent one comes back with probability `join` (one draw per agent a round)."""
+        from round 1, each absent one comes back with probability `join` (one draw per agent a round);
+        without churn None."""
         if not self.churn:
-            return np.zeros_like(self.faulty)
+            return None
         draws = self.moves.random((len(self.faulty),))
         if self.round > 0:
             self.present = np.where(self.present, draws >= self.churn["leave"], draws < self.churn.get("join", 0))
