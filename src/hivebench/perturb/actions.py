@@ -19,38 +19,72 @@ from hivebench.perturb.inboxes import concat_outboxes, concat_sent
 
 def merge(actions: Any, other: Any, mask: np.ndarray) -> Any:
     """`actions`, with each agent of `mask` (agents,) acting as in `other` instead."""
-    if not mask.any():
+    return merge_all(actions, [(other, mask)])
+
+
+def merge_all(actions: Any, parts: list[tuple[Any, np.ndarray]]) -> Any:
+    """`actions`, with each agent of a part's mask acting as in that part's batch instead (a later
+    part's over an earlier's): the merges one after another, done at once."""
+    parts = [(batch, mask) for batch, mask in parts if mask.any()]
+    if not parts:
         return actions
-    if mask.all():
-        return other
-    return _merged(actions, other, mask)
+    source = np.zeros(len(parts[0][1]), dtype=np.int64)  # per agent, its batch: 0 `actions`, k the k-th part's
+    for k, (_, mask) in enumerate(parts, start=1):
+        source[mask] = k
+    if (source == len(parts)).all():
+        return parts[-1][0]
+    return _merged([actions, *(batch for batch, _ in parts)], source)
 
 
-def _merged(a: Any, b: Any, mask: np.ndarray) -> Any:
-    if a is None and b is None:
-        return None
-    if a is None and _silent(b, mask):  # nobody outside the mask says anything, nor anybody in it
-        return None
-    if a is None or b is None:
-        present = b if a is None else a
-        nothing = _nothing(present, len(mask))
-        return _merged(nothing, b, mask) if a is None else _merged(a, nothing, mask)
+def _merged(batches: list[Any], source: np.ndarray) -> Any:
+    given = [k for k, batch in enumerate(batches) if batch is not None]
+    if len(given) < len(batches):
+        # nobody says anything where the batches given are silent for their own agents (or none is)
+        if batches[0] is None and all(_silent(batches[k], source == k) for k in given):
+            return None
+        nothing = _nothing(batches[given[0]], len(source))
+        batches = [nothing if batch is None else batch for batch in batches]
+    a = batches[0]
     if isinstance(a, (Outbox, exchange.Outbox)):
-        return _merged_rows(a, b, mask)
+        return _merged_rows(batches, source)
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        changes = {f.name: _merged(getattr(a, f.name), getattr(b, f.name), mask) for f in dataclasses.fields(a)}
+        changes = {f.name: _merged([getattr(b, f.name) for b in batches], source) for f in dataclasses.fields(a)}
         return dataclasses.replace(a, **changes)
     if isinstance(a, np.ndarray):
-        return np.where(mask.reshape(-1, *([1] * (a.ndim - 1))), b, a)
+        out = a
+        for k, b in enumerate(batches[1:], start=1):
+            out = np.where((source == k).reshape(-1, *([1] * (a.ndim - 1))), b, out)
+        return out
     if isinstance(a, pa.Array):
-        return pc.if_else(pa.array(mask), b, a)
+        out = a
+        for k, b in enumerate(batches[1:], start=1):
+            out = pc.if_else(pa.array(source == k), b, out)
+        return out
     if isinstance(a, (list, tuple)):
-        if len(a) != len(mask) or len(b) != len(mask):
-            raise ValueError(f"cannot combine per-agent actions of {len(a)} and {len(b)} agents for {len(mask)}")
-        return type(a)(y if m else x for x, y, m in zip(a, b, mask.tolist()))
-    if a == b:
+        if any(len(b) != len(source) for b in batches):
+            sizes = sorted({len(b) for b in batches})
+            raise ValueError(f"cannot combine per-agent actions of {sizes} agents for {len(source)}")
+        return type(a)(batches[k][i] for i, k in enumerate(source.tolist()))
+    if all(b == a for b in batches[1:]):
         return a
     raise TypeError(f"cannot combine {type(a).__name__} actions agent by agent")
+
+
+def _merged_rows(batches: list[Any], source: np.ndarray) -> Any:
+    """Outbox rows: each batch's rows from its own agents, by sender (as they come where one batch
+    gives them all; `actions` itself where it keeps all of its own)."""
+    taken = [(k, np.flatnonzero(source[b.sender] == k)) for k, b in enumerate(batches) if len(b.sender)]
+    taken = [(k, rows) for k, rows in taken if rows.size]
+    a = batches[0]
+    if not taken or (len(taken) == 1 and taken[0][0] == 0):
+        kept = taken[0][1] if taken else np.zeros(0, dtype=np.int64)
+        return a if kept.size == len(a.sender) else a.take(kept)
+    if len(taken) == 1:
+        k, rows = taken[0]
+        return batches[k].take(rows)
+    parts = [batches[k].take(rows) for k, rows in taken]
+    joined = concat_outboxes(parts) if isinstance(batches[0], Outbox) else concat_sent(parts)
+    return joined.take(np.argsort(joined.sender, kind="stable"))
 
 
 def _nothing(like: Any, agents: int) -> Any:
@@ -75,16 +109,3 @@ def _silent(x: Any, mask: np.ndarray) -> bool:
     if isinstance(x, (list, tuple)):
         return all(value is None for value, m in zip(x, mask.tolist()) if m)
     return False
-
-
-def _merged_rows(a: Any, b: Any, mask: np.ndarray) -> Any:
-    """Outbox rows: `a`'s from the agents outside the mask, then `b`'s from those in it, by sender."""
-    keep = np.flatnonzero(~mask[a.sender]) if len(a.sender) else np.zeros(0, dtype=np.int64)
-    add = np.flatnonzero(mask[b.sender]) if len(b.sender) else np.zeros(0, dtype=np.int64)
-    if not add.size:
-        return a if keep.size == len(a.sender) else a.take(keep)
-    if not keep.size:
-        return b.take(add)
-    parts = [a.take(keep), b.take(add)]
-    joined = concat_outboxes(parts) if isinstance(a, Outbox) else concat_sent(parts)
-    return joined.take(np.argsort(joined.sender, kind="stable"))

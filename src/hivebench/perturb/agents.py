@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from hivebench.engine.api import EpisodeRecord, Policy
-from hivebench.perturb.actions import merge
+from hivebench.perturb.actions import merge, merge_all
 from hivebench.perturb.clocks import Clocks
 from hivebench.seeding import Streams
 
@@ -274,13 +274,15 @@ class GatedPolicy(Policy):
         if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
             self.inner.asked = self.gate.acting
         actions = self.inner.decide(observation)
+        instead: list[tuple[Any, np.ndarray]] = []  # (batch, its agents), merged at once
         if (clocks := self.gate.clocks) is not None:
             if clocks.seconds_per_round is not None:
                 clocks.timed(call_seconds(self.inner))
             self.gate.in_episode(self.view.live(observation))
-            actions = clocks.apply(actions)
+            instead = clocks.late(actions)
         if now.idle.any():
-            actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
+            instead.append((self.view.actions(observation, [None] * len(now.idle)), now.idle))
+        actions = merge_all(actions, instead)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:
             self.onset_actions = actions
         if now.stuck.any():

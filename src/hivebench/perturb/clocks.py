@@ -25,7 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from hivebench.perturb.actions import merge
 from hivebench.seeding import Streams
 
 
@@ -85,17 +84,15 @@ class Clocks:
         rounds = np.ceil(np.nan_to_num(seconds[asked]) / self.seconds_per_round).astype(np.int64)
         self.due[asked] = self.tick + np.maximum(rounds, 1)
 
-    def apply(self, decided: Any) -> Any:
-        """This tick's actions, given what the method decided now: each applying agent's from the tick
-        it was asked in (the others' as decided, for the idle action to replace)."""
+    def late(self, decided: Any) -> list[tuple[Any, np.ndarray]]:
+        """Given what the method decided now: the decisions that apply this tick from an earlier one,
+        as (the batch decided in the tick they were asked in, its agents applying now), for
+        hivebench.perturb.actions.merge_all (the others take what was decided now, or the idle action)."""
         if self.asking.any():
             self.pending.append((self.asking.copy(), decided))
-        actions = decided
-        for agents, batch in self.pending:
-            if batch is not decided:
-                actions = merge(actions, batch, agents & self.applying)
+        parts = [(batch, agents & self.applying) for agents, batch in self.pending if batch is not decided]
         self._drop(self.applying)
-        return actions
+        return parts
 
     def _drop(self, agents: np.ndarray) -> None:
         """Forget the pending calls of `agents` (applied, or dropped at a deadline)."""
