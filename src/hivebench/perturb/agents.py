@@ -165,34 +165,33 @@ class Gate:
         return (rank >= self.activation["count"]).ravel()
 
     @cached_property
-    def _rounds(self) -> dict[str, np.ndarray]:
-        """Once the block has ended, per round and agent: `acted`, and under clocks `asked` and `staleness`."""
-
-        def stacked(rows: list[np.ndarray], dtype: Any) -> np.ndarray:
-            return np.stack(rows) if rows else np.zeros((0, len(self.faulty)), dtype=dtype)
-
-        rounds = {"acted": stacked(self.acted, bool)}
+    def _states(self) -> dict[str, np.ndarray]:
+        """Once the block has ended, per episode, state and agent (episodes, rounds + 1, n), state 0
+        first (STATE_ZERO, it follows no round): `acted`, under churn `present`, under clocks `asked`
+        and `staleness`, each in the round that led to the state."""
+        recorded = {"acted": (self.acted, bool)}
         if self.churn:
-            rounds["present"] = stacked(self.presence, bool)
+            recorded["present"] = (self.presence, bool)
         if self.clocks is not None:
-            rounds |= {"asked": stacked(self.asked, bool), "staleness": stacked(self.staleness, np.int64)}
-        return rounds
+            recorded |= {"asked": (self.asked, bool), "staleness": (self.staleness, np.int64)}
+        states = {}
+        for name, (rows, dtype) in recorded.items():
+            out = np.empty((self.episodes, len(rows) + 1, self.n), dtype=dtype)
+            out[:, 0] = STATE_ZERO[name]
+            if rows:
+                out[:, 1:] = np.stack(rows).reshape(len(rows), self.episodes, self.n).transpose(1, 0, 2)
+            states[name] = out
+        return states
 
     def columns(self, episode: int, states: int) -> dict[str, Any]:
         """Per (state, agent) of one episode: `acted` (in the round that led to the state; state 0:
         False), with faults `faulty`, and under clocks `asked` (in the round that led to the state: it
         decided on that round's snapshot) and `staleness` (the age in rounds of the decision it applied
         in that round; null where none)."""
-        own = slice(episode * self.n, (episode + 1) * self.n)
-        per_state = {
-            name: np.concatenate(
-                [np.full(self.n, STATE_ZERO[name], dtype=rounds.dtype), rounds[: states - 1, own].ravel()]
-            )
-            for name, rounds in self._rounds.items()
-        }
+        per_state = {name: values[episode, :states].ravel() for name, values in self._states.items()}
         columns: dict[str, Any] = {"acted": per_state["acted"]}
         if self.faults:
-            columns["faulty"] = np.tile(self.faulty[own], states)
+            columns["faulty"] = np.tile(self.faulty[episode * self.n : (episode + 1) * self.n], states)
         if self.churn:
             columns["present"] = per_state["present"]
         if self.clocks is not None:
@@ -207,10 +206,9 @@ class Gate:
     def rounds_summary(self, episode: int, states: int) -> dict[str, Any]:
         """The episode's counts over its own rounds (`states` - 1 of them, whatever its block's): under
         churn `leaves`, `joins` and `present_share`, under clocks `decisions` and `mean_staleness`."""
-        own, rounds = slice(episode * self.n, (episode + 1) * self.n), slice(0, states - 1)
         summary: dict[str, Any] = {}
         if self.churn:
-            present = self._rounds["present"][rounds, own]
+            present = self._states["present"][episode, 1:states]
             moved = present[1:] != present[:-1]
             summary |= {
                 "leaves": int((moved & present[:-1]).sum()),
@@ -218,7 +216,7 @@ class Gate:
                 "present_share": float(present.mean()) if present.size else 1.0,
             }
         if self.clocks is not None:
-            ages = self._rounds["staleness"][rounds, own]
+            ages = self._states["staleness"][episode, 1:states]
             applied = ages[ages >= 0]
             summary |= {
                 "decisions": int(len(applied)),

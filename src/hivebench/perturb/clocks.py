@@ -14,9 +14,9 @@ synchronous loop: every agent asked and applying every round. With `seconds_per_
 method's decision takes the time its call took: its recorded seconds (`latency_s`, the same when the
 call is replayed from the cache) over `seconds_per_round`, rounded up, at least one round.
 
-Every draw comes from the streams `perturbation/clocks/{phase,jitter,latency}` of each episode's seed:
-the phase once per agent, the jitter and the latency one per agent every tick whoever fires (a setting
-that is off draws nothing), so that an episode's clocks depend on its seed alone.
+Every draw comes from one stream, `perturbation/clocks`, of each episode's seed: the phase once per
+agent, then every tick one number per agent for the jitter and one for the latency, whoever fires (a
+setting that is off draws nothing), so that an episode's clocks depend on its seed alone.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ class Clocks:
         self.latency = (low, settings.get("latency_max", low))
         # a model call's latency from its recorded seconds: rounds = ceil(seconds / seconds_per_round), >= 1
         self.seconds_per_round: float | None = settings.get("seconds_per_round")
-        self.draws = {name: streams.child(name) for name in ("phase", "jitter", "latency")}
-        self.fire = np.floor(self.draws["phase"].random((agents,)) * self.period).astype(np.int64)
+        self.draws = streams
+        self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
         self.pending: list[tuple[np.ndarray, Any]] = []  # (agents still to apply, the batch they were decided in)
@@ -56,8 +56,10 @@ class Clocks:
             self.due[absent] = -1
         low, high = self.latency
         # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
-        spread = self.draws["latency"].random((agents,)) if high > low else None
-        jitter = self.draws["jitter"].random((agents,)) if self.jitter else None
+        drawn = int(bool(self.jitter)) + int(high > low)
+        draws = self.draws.random((agents, drawn)) if drawn else None
+        jitter = draws[:, 0] if self.jitter else None  # type: ignore[index]
+        spread = draws[:, -1] if high > low else None  # type: ignore[index]
         asking = (self.due < t) & (self.fire <= t)
         if absent is not None:
             asking &= ~absent
