@@ -195,9 +195,17 @@ class Gate:
         if self.churn:
             columns["present"] = per_state["present"]
         if self.clocks is not None:
-            ages = per_state["staleness"]
-            columns |= {"asked": per_state["asked"], "staleness": pa.array(ages, mask=ages < 0, type=pa.int32())}
+            rows = self._states["staleness"][0].size  # an episode's rows in the block's layout
+            staleness = self._staleness.slice(episode * rows, states * self.n)
+            columns |= {"asked": per_state["asked"], "staleness": staleness}
         return columns
+
+    @cached_property
+    def _staleness(self) -> pa.Array:
+        """The block's `staleness` in `_states`' layout as one Arrow array, null where none (each
+        episode's column a slice of it)."""
+        ages = self._states["staleness"].ravel()
+        return pa.array(ages, mask=ages < 0, type=pa.int32())
 
     def summary(self, episode: int) -> dict[str, Any]:
         own = slice(episode * self.n, (episode + 1) * self.n)

@@ -27,6 +27,8 @@ import numpy as np
 
 from hivebench.seeding import Streams
 
+AHEAD = 16  # ticks of draws made ahead at the start
+
 
 class Clocks:
     """The block's agent clocks and pending calls (`agents` agents, `streams` one per episode)."""
@@ -39,6 +41,9 @@ class Clocks:
         self.seconds_per_round: float | None = settings.get("seconds_per_round")
         self.draws = streams
         self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
+        drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
+        if drawn:  # the first rounds' draws in one refill (numbers drawn ahead change none of them)
+            streams.reserve(AHEAD * drawn * agents // len(streams))
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
         self.pending: list[tuple[np.ndarray, Any]] = []  # (agents still to apply, the batch they were decided in)
