@@ -142,8 +142,9 @@ def test_an_agent_acts_only_on_its_clock_one_call_at_a_time():
 def test_no_clock_handler_reads_a_global_clock_or_another_agents_state():
     """The clocks' handlers (a timer firing, a call starting or completing, a call lost to churn) read
     only an agent's own timers and draws, and time only as differences: shifting the epoch, or
-    scrambling every other agent's timers and pending call, changes nothing of an agent's schedule.
-    (The tick index orders events for analysis; the round a view shows is the task's, not the clocks'.)"""
+    scrambling every other agent's timer, its pending call's due tick and its presence, changes nothing
+    of an agent's schedule. (The tick index orders events for analysis; the round a view shows is the
+    task's, not the clocks'.) Not covered here: the answer round's deadline and `seconds_per_round`."""
     settings = {"period": 3, "jitter": 2, "latency": 1, "latency_max": 3}
     agents, watched, shift = 16, 5, 1_000
 
@@ -164,7 +165,8 @@ def test_no_clock_handler_reads_a_global_clock_or_another_agents_state():
     for tick in range(1, 40):
         # every other agent's timers, pending call and presence scrambled before each tick
         scrambled.fire[others] = scrambled.tick + noise.integers(-2, 4, others.sum())
-        scrambled.due[others] = np.where(noise.random(others.sum()) < 0.5, -1, scrambled.tick + noise.integers(0, 3))
+        due = scrambled.tick + noise.integers(0, 3, others.sum())
+        scrambled.due[others] = np.where(noise.random(others.sum()) < 0.5, -1, due)
         scrambled.asked_at[others] = scrambled.tick - noise.integers(0, 3, others.sum())
         absent[watched] = tick % 11 == 0  # the watched agent leaves now and then: its pending call is lost
         away = absent | (others & (noise.random(agents) < 0.3))

@@ -24,15 +24,19 @@ def merge(actions: Any, other: Any, mask: np.ndarray) -> Any:
 
 def merge_all(actions: Any, parts: list[tuple[Any, np.ndarray]]) -> Any:
     """`actions`, with each agent of a part's mask acting as in that part's batch instead (a later
-    part's over an earlier's): the merges one after another, done at once."""
+    part's over an earlier's), in one pass: agent by agent what `merge` part after part gives. Where
+    several batches give outbox rows the rows come by sender; where none gives anything for its own
+    agents the result is None (no messages, as an empty outbox)."""
     parts = [(batch, mask) for batch, mask in parts if mask.any()]
+    for k in range(len(parts) - 1, -1, -1):  # a part for every agent: what came before it is replaced
+        if parts[k][1].all():
+            actions, parts = parts[k][0], parts[k + 1 :]
+            break
     if not parts:
         return actions
     source = np.zeros(len(parts[0][1]), dtype=np.int64)  # per agent, its batch: 0 `actions`, k the k-th part's
     for k, (_, mask) in enumerate(parts, start=1):
         source[mask] = k
-    if (source == len(parts)).all():
-        return parts[-1][0]
     return _merged([actions, *(batch for batch, _ in parts)], source)
 
 

@@ -69,7 +69,8 @@ class Gate:
         self.streams = streams
         self.round = -1
         self.acting = np.ones(agents, dtype=bool)  # this round's
-        self._none = np.zeros(agents, dtype=bool)  # no agent (read only)
+        self._none = np.zeros(agents, dtype=bool)  # no agent, shared by every round's Round
+        self._none.setflags(write=False)
         self.now = Round(*(self._none,) * 4)  # this round's, by what they do instead
         self.acted: list[np.ndarray] = []  # per round, who acted
         self.asked: list[np.ndarray] = []  # under clocks, per round: who was asked
