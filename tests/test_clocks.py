@@ -18,15 +18,17 @@ import pytest
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import Policy
 from hivebench.engine.conformance import differences
-from hivebench.engine.loop import play_block, run
+from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.engine.writer import write_episode
 from hivebench.paths import cell_path
 from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
 from hivebench.perturb.clocks import Clocks
+from hivebench.perturb.membership import Membership
 from hivebench.seeding import Streams
 from hivebench.suites.loopbench.task import ColoringTask
 from hivebench.suites.loopbench.text import ColoringView
+from hivebench.suites.silobench.baselines import carried_shards
 from hivebench.view.episode import load as load_episode
 from hivebench.view.page import render as render_page
 from tests.test_llm_episodes import first_cell, replayed_without_the_model
@@ -315,6 +317,38 @@ def test_a_gather_held_back_passes_on_only_what_its_acting_agents_sent(method):
         for held, base in zip(play_block(cells[(method, perturbation)]), plain):
             assert not np.asarray(held.agents["acted"])[6:].all(), "some agents held back"
             assert held.summary["exact"] == base.summary["exact"] == 1
+
+
+def test_a_gather_takes_back_what_a_call_lost_with_its_agent_would_have_passed_on():
+    """On clocks and under churn a call lost when its agent leaves sends nothing: Silo-Bench's gather,
+    told whose calls were lost, counts as passed on only the shards its agents did send (told nothing,
+    it never sent the lost call's shards again)."""
+    perturbation = {**CLOCKS, "clocks": {"latency": 2}, "churn": {"leave": 0.3, "join": 0.6}}
+    plain = blocks(study("silo", ["distributed"], 6, ["none"], seeds=3))[("distributed", None)]
+    cells = [{**copy.deepcopy(cell), "perturbation": perturbation} for cell in plain]
+    seeds = [cell["seed"] for cell in cells]
+    task = make_task(cells[0])
+    task.reset(seeds)
+    gate = Gate(perturbation, task.n, Streams(seeds, "perturbation"))
+    task.medium = Membership(task.medium, gate)
+    policy = make_policy(cells, gate=gate)
+    decide, sent, lost = policy.decide, [], 0
+
+    def recording(observation: Any) -> Any:
+        nonlocal lost
+        actions = decide(observation)
+        lost += 0 if gate.lost is None else int(gate.lost.sum())
+        if actions.outbox is not None and len(actions.outbox.sender):
+            shards, _ = carried_shards(actions.outbox.payload)
+            sent.append(pd.DataFrame(shards).groupby(actions.outbox.sender).any())
+        return actions
+
+    policy.decide = recording
+    run(task, policy)
+    passed = pd.DataFrame(policy.inner.holdings.passed)
+    sent_by = pd.concat(sent).groupby(level=0).any().reindex(passed.index, fill_value=False)
+    assert lost > 0 and passed.to_numpy().any()
+    assert not (passed.to_numpy() & ~sent_by.to_numpy()).any()  # passed on: sent
 
 
 SECONDS = 0.2  # a round: the tiny model's batched call takes about 0.1 s on a 2-core Xeon, a few rounds at most

@@ -82,7 +82,9 @@ class Policy(Protocol):
 
     # A classical policy that keeps per-agent state may declare `asked` (None): a perturbation that
     # holds some agents back (partial activation, clocks) sets it before each `decide` to the agents
-    # whose decisions can take effect, so that it moves on only their state (hivebench.perturb.agents).
+    # whose decisions can take effect, so that it moves on only their state, and sets `lost` to the
+    # agents whose pending call was lost before it applied (clocks: left the swarm, or a deadline;
+    # None: none), so that it takes back what it counted done for that call (hivebench.perturb.agents).
     def decide(self, observation: Any) -> Any:
         """Every agent's action this round, as the task's `step` takes them."""
         ...

@@ -13,8 +13,8 @@ from typing import Any
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
 # shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
 # (and asynchronous clocks and churn, new); 4: the Silo-Bench Waggle adapter's flood told who acts (it
-# had marked as passed on shards its held-back agents never sent), and the clocks' draws from one
-# stream (perturbation/clocks) instead of three
+# had marked as passed on shards its held-back agents never sent), the clocks' draws from one stream
+# (perturbation/clocks) instead of three, and Silo-Bench's gather told of calls lost with their agent
 VERSION = 4
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it

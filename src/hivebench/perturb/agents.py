@@ -149,6 +149,12 @@ class Gate:
         return ~self.present
 
     @property
+    def lost(self) -> np.ndarray | None:
+        """Under clocks, this round's agents whose pending call was lost before it applied (they left
+        the swarm, or answered at the deadline); None where none was."""
+        return None if self.clocks is None else self.clocks.lost
+
+    @property
     def spares_answers(self) -> bool:
         return bool(self.activation) and bool(self.activation.get("spare_answers"))
 
@@ -250,7 +256,7 @@ class GatedView:
         """A Waggle adapter's proposals, an adapter that keeps per-agent state of what its agents sent
         (one declaring `asked`, hivebench.waggle.runtime.adapter) told who acts."""
         if hasattr(self.inner, "asked"):
-            self.inner.asked = self.gate.acting
+            self.inner.asked, self.inner.lost = self.gate.acting, self.gate.lost
         return self.inner.proposal(observation, medium)
 
     def running(self, observation: Any) -> np.ndarray:
@@ -280,6 +286,7 @@ class GatedPolicy(Policy):
         now = self.gate.next_round(None if answering is None else answering(observation))
         if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
             self.inner.asked = self.gate.acting
+            self.inner.lost = self.gate.lost
         actions = self.inner.decide(observation)
         instead: list[tuple[Any, np.ndarray]] = []  # (batch, its agents), merged at once
         if (clocks := self.gate.clocks) is not None:

@@ -50,13 +50,17 @@ class Clocks:
         self.tick = -1
         self.asking = self.applying = np.zeros(agents, dtype=bool)
         self.staleness = np.full(agents, -1, dtype=np.int64)  # this tick's applied decisions' age in ticks
+        self.lost: np.ndarray | None = None  # this tick's agents whose pending call was lost (None: none)
 
     def next_tick(self, answering: np.ndarray | None = None, absent: np.ndarray | None = None) -> None:
         """Start a tick: who is asked (`asking`) and whose decision applies (`applying`, with its
-        `staleness`); an agent `absent` from the swarm (churn) is not asked, and its pending call is lost."""
+        `staleness`); an agent `absent` from the swarm (churn) is not asked, and its pending call is lost
+        (`lost`), as is one that answers now (`answering`: a deadline) before its call applied."""
         self.tick += 1
         t, agents = self.tick, len(self.fire)
+        self.lost = None
         if absent is not None and absent.any():
+            self.lost = absent & (self.due >= t)
             self._drop(absent)
             self.due[absent] = -1
         low, high = self.latency
@@ -70,6 +74,8 @@ class Clocks:
             asking &= ~absent
         deadline = answering is not None and answering.any()
         if deadline:  # asked now, applied now
+            dropped = answering & (self.due >= t)
+            self.lost = dropped if self.lost is None else self.lost | dropped
             asking |= answering
             self._drop(answering)
         asked = np.flatnonzero(asking)

@@ -80,6 +80,12 @@ class Members:
     def acting(self) -> np.ndarray:
         return self.mine if self.outer is None else self.mine & self.outer.acting
 
+    @property
+    def lost(self) -> np.ndarray | None:
+        """Its agents' pending calls lost this round (hivebench.perturb.agents.Gate.lost)."""
+        lost = None if self.outer is None else self.outer.lost
+        return None if lost is None else lost & self.mine
+
 
 def mixed_policy(cells: list[dict[str, Any]], gate: Any, build: Callable[..., Policy]) -> Policy:
     """The cells' mixed population (`build`: hivebench.engine.loop.make_policy)."""

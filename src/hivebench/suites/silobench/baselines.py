@@ -207,15 +207,26 @@ class ClassicalPolicy(Policy):
         self.holdings = Holdings()
         self.n = 0
         self.asked: np.ndarray | None = None  # who may send this round (hivebench.engine.api.Policy): all
+        self.lost: np.ndarray | None = None  # whose pending call was lost this round (the same): none
+        self.calls: np.ndarray | None = None  # per agent, the shards its last call passes on (told who acts)
 
     def fresh(self, views: SiloViews, own_only: bool) -> np.ndarray:
         """The shards each agent would pass on now: none for an agent not asked this round (what it
-        has not sent it has not passed on)."""
+        has not sent it has not passed on); an asked agent's are its call's, kept until its next."""
         packed = self.holdings.fresh(views, own_only=own_only)
-        return packed if self.asked is None else packed & self.asked[:, None]
+        if self.asked is None:
+            return packed
+        packed = packed & self.asked[:, None]
+        if self.calls is None:
+            self.calls = np.zeros_like(packed)
+        self.calls[self.asked] = packed[self.asked]
+        return packed
 
     def decide(self, views: SiloViews) -> SiloActions:
         known = self.holdings.read(views)
+        if self.lost is not None and self.calls is not None:  # a call lost before it applied sent nothing
+            assert self.holdings.passed is not None
+            self.holdings.passed[self.lost] &= ~self.calls[self.lost]
         self.n = views.block.n
         if views.answering:
             answers, given = self.holdings.answers(views, views.active)

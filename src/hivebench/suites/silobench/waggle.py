@@ -108,7 +108,9 @@ class SiloAdapter(GraphContacts):
     actions = ACTIONS
     wait = HOLD
     frame_intent = True
-    asked: np.ndarray | None = None  # who may send this round, as the runtime is told (its flood's `asked`)
+    # who may send this round and whose pending call was lost, as a perturbation tells (its flood's)
+    asked: np.ndarray | None = None
+    lost: np.ndarray | None = None
 
     def start(self, views: SiloViews, seeds: list[int], rng: Streams, params: dict[str, Any]) -> None:
         if views.protocol != "p2p" or views.oracle:
@@ -151,7 +153,7 @@ class SiloAdapter(GraphContacts):
             self.policy = (
                 LocalOnly({}, Streams([], "none")) if medium == "silent" else AnonymousFlood({}, Streams([], "none"))
             )
-        self.policy.asked = self.asked
+        self.policy.asked, self.policy.lost = self.asked, self.lost
         proposed = self.policy.decide(views)
         agents = views.block.agents
         given = np.zeros(agents, dtype=bool) if proposed.given is None else np.asarray(proposed.given, dtype=bool)
