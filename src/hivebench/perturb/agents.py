@@ -94,14 +94,15 @@ class Gate:
                 asleep = asleep | absent
         if answering is not None and self.spares_answers:
             asleep = asleep & ~answering
-        now = self._faulted(asleep, absent)
+        failed = self.faulty & (self.round >= self.faults["onset"]) if self.faults else self._none
+        now = self._faulted(asleep, absent, failed)
         self.acting = ~(now.idle | now.stuck | now.random) if self.faults else ~now.idle
         self.acted.append(self.acting)
         if self.clocks is not None:  # asked now, applied later: its method decides for those asked
             self.acting = self.clocks.asking
             if self.faults:
-                failed = self.faulty & (self.round >= self.faults["onset"]) & (self.faults["kind"] != "adversarial")
-                self.acting = self.acting & ~(now.stuck | now.random | failed)
+                held = failed if self.faults["kind"] != "adversarial" else self._none  # an adversary decides
+                self.acting = self.acting & ~(now.stuck | now.random | held)
                 self.staleness.append(np.where(self.acted[-1], self.clocks.staleness, -1))
             else:  # every agent applying acts: the clocks' own ages
                 self.staleness.append(self.clocks.staleness)
@@ -109,13 +110,12 @@ class Gate:
         self.now = now
         return now
 
-    def _faulted(self, asleep: np.ndarray, absent: np.ndarray | None) -> Round:
+    def _faulted(self, asleep: np.ndarray, absent: np.ndarray | None, failed: np.ndarray) -> Round:
         """The round's agents by what they do instead of their method's decision, given who sleeps
-        (an absent agent does nothing, whatever its fault)."""
+        and whose fault has set in (an absent agent does nothing, whatever its fault)."""
         if not self.faults:
             return Round(asleep, self._none, self._none, self._none)
         kind, onset = self.faults["kind"], self.faults["onset"]
-        failed = self.faulty & (self.round >= onset)
         none = self._none
         if kind == "stuck":  # it acts in its onset round, then repeats that round
             stuck = failed & (self.round > onset)
@@ -255,8 +255,7 @@ class GatedView:
     def proposal(self, observation: Any, medium: str) -> Any:
         """A Waggle adapter's proposals, an adapter that keeps per-agent state of what its agents sent
         (one declaring `asked`, hivebench.waggle.runtime.adapter) told who acts."""
-        if hasattr(self.inner, "asked"):
-            self.inner.asked, self.inner.lost = self.gate.acting, self.gate.lost
+        tell(self.inner, self.gate)
         return self.inner.proposal(observation, medium)
 
     def running(self, observation: Any) -> np.ndarray:
@@ -284,9 +283,7 @@ class GatedPolicy(Policy):
         spared = self.gate.spares_answers or self.gate.clocks is not None  # the answer round: a deadline for clocks
         answering = getattr(self.view, "answering", None) if spared else None
         now = self.gate.next_round(None if answering is None else answering(observation))
-        if hasattr(self.inner, "asked"):  # a classical policy that moves on only the asked agents' state
-            self.inner.asked = self.gate.acting
-            self.inner.lost = self.gate.lost
+        tell(self.inner, self.gate)
         actions = self.inner.decide(observation)
         instead: list[tuple[Any, np.ndarray]] = []  # (batch, its agents), merged at once
         if (clocks := self.gate.clocks) is not None:
@@ -325,6 +322,13 @@ class GatedPolicy(Policy):
 
     def tables(self, episode: int) -> dict[str, pa.Table | Any]:
         return self.inner.tables(episode)
+
+
+def tell(keeper: Any, gate: Any) -> None:
+    """Tell a policy or adapter that keeps per-agent state of what its agents sent (one declaring
+    `asked`, hivebench.engine.api.Policy) who acts this round and whose pending call was lost."""
+    if hasattr(keeper, "asked"):
+        keeper.asked, keeper.lost = gate.acting, gate.lost
 
 
 def call_seconds(policy: Any) -> np.ndarray:

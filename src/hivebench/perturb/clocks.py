@@ -41,9 +41,9 @@ class Clocks:
         self.seconds_per_round: float | None = settings.get("seconds_per_round")
         self.draws = streams
         self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
-        drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
-        if drawn:  # the first rounds' draws in one refill (numbers drawn ahead change none of them)
-            streams.reserve(AHEAD * drawn * agents // len(streams))
+        self.drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
+        if self.drawn:  # the first rounds' draws in one refill (numbers drawn ahead change none of them)
+            streams.reserve(AHEAD * self.drawn * agents // len(streams))
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
         self.pending: list[tuple[np.ndarray, Any]] = []  # (agents still to apply, the batch they were decided in)
@@ -65,8 +65,7 @@ class Clocks:
             self.due[absent] = -1
         low, high = self.latency
         # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
-        drawn = int(bool(self.jitter)) + int(high > low)
-        draws = self.draws.random((agents, drawn)) if drawn else None
+        draws = self.draws.random((agents, self.drawn)) if self.drawn else None
         jitter = draws[:, 0] if self.jitter else None  # type: ignore[index]
         spread = draws[:, -1] if high > low else None  # type: ignore[index]
         asking = (self.due < t) & (self.fire <= t)
