@@ -5,10 +5,12 @@ one block first, untimed.
 
 Baseline: the synchronous loop on the same block (agent-steps: N x rounds x seeds per block). Events
 on clocks, as the Waggle paper's asynchronous contract names them: a call started (an agent asked
-when its timer fires) and a call completed (its decision applied); no message or membership events
-arise on these arms (the bare medium, no churn). Beside it the rate of decisions applied alone (each
-the clocks' counterpart of an agent-step, its ask and its apply), a period of 2 applying about one an
-agent every 2.5 rounds.
+when its timer fires), a call completed (its decision applied) and a message delivered (AgentsNet's
+agents message their neighbours; on the bare medium each message sent is delivered the round after,
+the answer round reading the last; LoopBench's agents send none); no membership event arises on these
+arms (no churn). Beside it the rates of calls alone (started and completed) and of decisions applied
+alone (each the clocks' counterpart of an agent-step, its ask and its apply), a period of 2 applying
+about one an agent every 2.5 rounds.
 Usage: python benchmarks/bench_clocks.py [--seconds S] [--block B]
 """
 
@@ -41,23 +43,25 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"{'task / method / N':32s} {'arm':12s} {'blocks/s':>9s} {'events/s':>10s} {'ratio':>6s} "
-        f"{'decisions/s':>12s} {'ratio':>6s}"
+        f"{'calls/s':>10s} {'ratio':>6s} {'decisions/s':>12s} {'ratio':>6s}"
     )
     for task, method, n in CASES:
         base = 0.0
         for name, block in cells(task, method, n, args.block, CLOCKS).items():
             records = play_block(block)
             if name == "none":
-                events = decisions = sum(n * (len(r.agents["step"]) // n - 1) for r in records)
+                events = calls = decisions = sum(n * (len(r.agents["step"]) // n - 1) for r in records)
             else:
                 decisions = sum(r.summary["decisions"] for r in records)
-                events = decisions + sum(int(np.sum(r.agents["asked"])) for r in records)
+                calls = decisions + sum(int(np.sum(r.agents["asked"])) for r in records)
+                events = calls + sum(r.summary.get("messages", 0) for r in records)
             blocks = rate(lambda _, block=block: play_block(block), args.seconds)
             base = base or blocks * events
-            print(
-                f"{f'{task} / {method} / {n}':32s} {name:12s} {blocks:9.2f} {blocks * events:10.0f} "
-                f"{base / (blocks * events):5.2f}x {blocks * decisions:12.0f} {base / (blocks * decisions):5.2f}x"
+            rates = "".join(
+                f" {blocks * count:{width}.0f} {base / (blocks * count):5.2f}x"
+                for count, width in ((events, 10), (calls, 10), (decisions, 12))
             )
+            print(f"{f'{task} / {method} / {n}':32s} {name:12s} {blocks:9.2f}{rates}")
 
 
 if __name__ == "__main__":

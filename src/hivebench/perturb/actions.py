@@ -37,7 +37,22 @@ def merge_all(actions: Any, parts: list[tuple[Any, np.ndarray]]) -> Any:
     source = np.zeros(len(parts[0][1]), dtype=np.int64)  # per agent, its batch: 0 `actions`, k the k-th part's
     for k, (_, mask) in enumerate(parts, start=1):
         source[mask] = k
-    return _merged([actions, *(batch for batch, _ in parts)], source)
+    return choose([actions, *(batch for batch, _ in parts)], source)
+
+
+def choose(batches: list[Any], source: np.ndarray) -> Any:
+    """Each agent acting as in the batch `source` names for it (`batches[source[agent]]`), in one
+    pass; the first batch stands where none gives anything for its own agents (as `merge_all`'s
+    `actions`), and a batch no agent takes may be anything (it is not read)."""
+    taken = [k for k, count in enumerate(np.bincount(source, minlength=len(batches)).tolist()) if count]
+    if len(taken) <= 1:  # one batch for every agent (or no agent)
+        return batches[taken[0] if taken else 0]
+    kept = taken if taken[0] == 0 else [0, *taken]
+    if len(kept) < len(batches):  # the batches no agent takes left out
+        index = np.zeros(len(batches), dtype=np.int64)
+        index[kept] = np.arange(len(kept))
+        batches, source = [batches[k] for k in kept], index[source]
+    return _merged(batches, source)
 
 
 def _merged(batches: list[Any], source: np.ndarray) -> Any:
@@ -55,9 +70,9 @@ def _merged(batches: list[Any], source: np.ndarray) -> Any:
         changes = {f.name: _merged([getattr(b, f.name) for b in batches], source) for f in dataclasses.fields(a)}
         return dataclasses.replace(a, **changes)
     if isinstance(a, np.ndarray):
-        out = a
+        out, per_agent = a, source.reshape(-1, *([1] * (a.ndim - 1)))  # a row per agent
         for k, b in enumerate(batches[1:], start=1):
-            out = np.where((source == k).reshape(-1, *([1] * (a.ndim - 1))), b, out)
+            out = np.where(per_agent == k, b, out)
         return out
     if isinstance(a, pa.Array):
         out = a
@@ -68,7 +83,15 @@ def _merged(batches: list[Any], source: np.ndarray) -> Any:
         if any(len(b) != len(source) for b in batches):
             sizes = sorted({len(b) for b in batches})
             raise ValueError(f"cannot combine per-agent actions of {sizes} agents for {len(source)}")
-        return type(a)(batches[k][i] for i, k in enumerate(source.tolist()))
+        # from the batch most agents take, the others' entries put in one by one
+        counts = np.bincount(source, minlength=len(batches))
+        top = int(counts.argmax())
+        out = list(batches[top])
+        for k, batch in enumerate(batches):
+            if k != top and counts[k]:
+                for i in (source == k).nonzero()[0].tolist():
+                    out[i] = batch[i]
+        return type(a)(out)
     if all(b == a for b in batches[1:]):
         return a
     raise TypeError(f"cannot combine {type(a).__name__} actions agent by agent")

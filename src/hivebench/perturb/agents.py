@@ -11,21 +11,19 @@ classical policy decides for every agent at once, and the actions of those not a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from hivebench.engine.api import EpisodeRecord, Policy
-from hivebench.perturb.actions import merge, merge_all
+from hivebench.perturb.actions import choose, merge
 from hivebench.perturb.clocks import Clocks
 from hivebench.seeding import Streams
 
 
-@dataclass(frozen=True)
-class Round:
+class Round(NamedTuple):  # a named tuple: made every round, several times cheaper than a frozen dataclass
     """One round's agents that their method does not decide for, by what they do instead."""
 
     idle: np.ndarray
@@ -133,6 +131,8 @@ class Gate:
     def in_episode(self, live: np.ndarray) -> None:
         """Under clocks: this round's asked agents and applied decisions only of the agents still in
         their episode (`live`: an agent that has answered, or whose episode has ended, is asked nothing)."""
+        if live.all():
+            return
         self.asked[-1] = self.asked[-1] & live
         self.staleness[-1] = np.where(live, self.staleness[-1], -1)
 
@@ -210,9 +210,29 @@ class Gate:
     @cached_property
     def _staleness(self) -> pa.Array:
         """The block's `staleness` in `_states`' layout as one Arrow array, null where none (each
-        episode's column a slice of it)."""
+        episode's column a slice of it), made from its buffers (no conversion value by value)."""
         ages = self._states["staleness"].ravel()
-        return pa.array(ages, mask=ages < 0, type=pa.int32())
+        valid = pa.py_buffer(np.packbits(ages >= 0, bitorder="little"))
+        return pa.Array.from_buffers(pa.int32(), len(ages), [valid, pa.py_buffer(ages.astype(np.int32))])
+
+    @cached_property
+    def _totals(self) -> dict[str, np.ndarray]:
+        """Per episode and state, the counts over the rounds that led to it from round 1: under churn
+        agents `present`, `leaves` and `joins`, under clocks `decisions` applied and their ages' sum."""
+        per_round: dict[str, np.ndarray] = {}  # (episodes, states): each round's count, state 0 none
+        if self.churn:
+            present = self._states["present"]
+            stayed, was = present[:, 2:], present[:, 1:-1]  # a move from round 2 on, against the round before
+            per_round["present"] = present.sum(axis=2)
+            per_round["present"][:, 0] = 0
+            for name, moved in {"leaves": was & ~stayed, "joins": ~was & stayed}.items():
+                per_round[name] = np.zeros_like(per_round["present"])
+                per_round[name][:, 2:] = moved.sum(axis=2)
+        if self.clocks is not None:
+            ages = self._states["staleness"]  # state 0: -1 (no decision)
+            per_round["decisions"] = (ages >= 0).sum(axis=2)
+            per_round["ages"] = np.where(ages >= 0, ages, 0).sum(axis=2)
+        return {name: np.cumsum(counts, axis=1) for name, counts in per_round.items()}
 
     def summary(self, episode: int) -> dict[str, Any]:
         own = slice(episode * self.n, (episode + 1) * self.n)
@@ -222,21 +242,14 @@ class Gate:
         """The episode's counts over its own rounds (`states` - 1 of them, whatever its block's): under
         churn `leaves`, `joins` and `present_share`, under clocks `decisions` and `mean_staleness`."""
         summary: dict[str, Any] = {}
+        last = {name: int(counts[episode, states - 1]) for name, counts in self._totals.items()}
         if self.churn:
-            present = self._states["present"][episode, 1:states]
-            moved = present[1:] != present[:-1]
-            summary |= {
-                "leaves": int((moved & present[:-1]).sum()),
-                "joins": int((moved & ~present[:-1]).sum()),
-                "present_share": float(present.mean()) if present.size else 1.0,
-            }
+            rounds = states - 1
+            share = last["present"] / (rounds * self.n) if rounds else 1.0
+            summary |= {"leaves": last["leaves"], "joins": last["joins"], "present_share": share}
         if self.clocks is not None:
-            ages = self._states["staleness"][episode, 1:states]
-            applied = ages[ages >= 0]
-            summary |= {
-                "decisions": int(len(applied)),
-                "mean_staleness": float(applied.mean()) if len(applied) else None,
-            }
+            decisions = last["decisions"]
+            summary |= {"decisions": decisions, "mean_staleness": last["ages"] / decisions if decisions else None}
         return summary
 
 
@@ -285,17 +298,23 @@ class GatedPolicy(Policy):
         now = self.gate.next_round(None if answering is None else answering(observation))
         tell(self.inner, self.gate)
         actions = self.inner.decide(observation)
-        instead: list[tuple[Any, np.ndarray]] = []  # (batch, its agents), merged at once
         if (clocks := self.gate.clocks) is not None:
             if clocks.seconds_per_round is not None:
                 clocks.timed(call_seconds(self.inner))
             self.gate.in_episode(self.view.live(observation))
-            instead = clocks.late(actions)
-        if now.idle.any():
-            instead.append((self.view.actions(observation, [None] * len(now.idle)), now.idle))
-        actions = merge_all(actions, instead)
+            # an agent applying takes the batch of its decision's age, counted from 1; the others idle (0)
+            source = clocks.staleness + 1
+            if self.gate.faults:  # a faulty agent idle; an adversary applying nothing sees what its method decides now
+                source = np.where(self.gate.acted[-1], np.maximum(source, 1), 0)
+            # no agent idle: this round's decisions stand in the idle batch's place (no agent takes it)
+            idle = actions if source.all() else self.view.actions(observation, [None] * len(source))
+            actions = choose([idle, *clocks.recent(actions)], source)
+        elif now.idle.any():
+            actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:
             self.onset_actions = actions
+        if not self.gate.faults:
+            return actions
         if now.stuck.any():
             actions = merge(actions, self.onset_actions, now.stuck)
         if now.random.any():

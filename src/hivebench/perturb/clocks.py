@@ -21,13 +21,14 @@ setting that is off draws nothing), so that an episode's clocks depend on its se
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import numpy as np
 
 from hivebench.seeding import Streams
 
-AHEAD = 16  # ticks of draws made ahead at the start
+AHEAD = 16  # ticks of draws made in one call (numbers drawn ahead change none of them)
 
 
 class Clocks:
@@ -42,11 +43,12 @@ class Clocks:
         self.draws = streams
         self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
         self.drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
-        if self.drawn:  # the first rounds' draws in one refill (numbers drawn ahead change none of them)
-            streams.reserve(AHEAD * self.drawn * agents // len(streams))
+        self.ahead = np.empty((len(streams), 0, agents // len(streams) * self.drawn))  # (episodes, ticks, draws)
+        self.used = 0  # of the ticks drawn ahead
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
-        self.pending: list[tuple[np.ndarray, Any]] = []  # (agents still to apply, the batch they were decided in)
+        self.decided: deque[Any] = deque()  # the batches decided since the oldest pending call was asked, newest first
+        self.span = self.latency[1] + 1  # ticks of batches a pending call may still apply from (this one's included)
         self.tick = -1
         self.asking = self.applying = np.zeros(agents, dtype=bool)
         self.staleness = np.full(agents, -1, dtype=np.int64)  # this tick's applied decisions' age in ticks
@@ -57,17 +59,14 @@ class Clocks:
         `staleness`); an agent `absent` from the swarm (churn) is not asked, and its pending call is lost
         (`lost`), as is one that answers now (`answering`: a deadline) before its call applied."""
         self.tick += 1
-        t, agents = self.tick, len(self.fire)
+        t = self.tick
         self.lost = None
         if absent is not None and absent.any():
             self.lost = absent & (self.due >= t)
-            self._drop(absent)
             self.due[absent] = -1
         low, high = self.latency
         # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
-        draws = self.draws.random((agents, self.drawn)) if self.drawn else None
-        jitter = draws[:, 0] if self.jitter else None  # type: ignore[index]
-        spread = draws[:, -1] if high > low else None  # type: ignore[index]
+        draws = self._drawn() if self.drawn else None
         asking = (self.due < t) & (self.fire <= t)
         if absent is not None:
             asking &= ~absent
@@ -76,18 +75,29 @@ class Clocks:
             dropped = answering & (self.due >= t)
             self.lost = dropped if self.lost is None else self.lost | dropped
             asking |= answering
-            self._drop(answering)
-        asked = np.flatnonzero(asking)
-        latency = low if spread is None else low + np.floor(spread[asked] * (high - low + 1)).astype(np.int64)
+        asked = asking.nonzero()[0]
+        # a draw u in [0, 1) picks among k whole ticks as int(u * k) (a truncation: the floor)
+        latency = low if high == low else low + (draws[asked, -1] * (high - low + 1)).astype(np.int64)  # type: ignore[index]
         if deadline:
             latency = np.where(answering[asked], 0, latency)
         # timed by the calls: due once they have been made (`timed`), not this tick in any case
         self.due[asked] = t + latency if self.seconds_per_round is None else np.iinfo(np.int64).max
         self.asked_at[asked] = t
-        wait = self.period if jitter is None else self.period + np.floor(jitter[asked] * (self.jitter + 1))
+        wait = self.period if not self.jitter else self.period + (draws[asked, 0] * (self.jitter + 1)).astype(np.int64)  # type: ignore[index]
         self.fire[asked] = t + wait
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
+        if self.seconds_per_round is not None:  # a call's rounds unbounded: back to the oldest pending one
+            self.span = t + 1 - int(self.asked_at.min(where=self.due >= t, initial=t))
+
+    def _drawn(self) -> np.ndarray:
+        """(agents, drawn) the stream's next numbers, a tick's, from a draw of AHEAD ticks' at a time: an
+        episode's numbers in the order of a draw a tick (a row of its own per tick)."""
+        episodes, ahead, row = self.ahead.shape
+        if self.used == ahead:
+            self.ahead, self.used = self.draws.random((episodes * AHEAD, row)).reshape(episodes, AHEAD, row), 0
+        self.used += 1
+        return self.ahead[:, self.used - 1].reshape(len(self.fire), self.drawn)
 
     def timed(self, seconds: np.ndarray) -> None:
         """Under `seconds_per_round`: the asked agents' calls took these seconds (per agent of the
@@ -96,20 +106,11 @@ class Clocks:
         rounds = np.ceil(np.nan_to_num(seconds[asked]) / self.seconds_per_round).astype(np.int64)
         self.due[asked] = self.tick + np.maximum(rounds, 1)
 
-    def late(self, decided: Any) -> list[tuple[Any, np.ndarray]]:
-        """Given what the method decided now: the decisions that apply this tick from an earlier one,
-        as (the batch decided in the tick they were asked in, its agents applying now), for
-        hivebench.perturb.actions.merge_all (the others take what was decided now, or the idle action)."""
-        if self.asking.any():
-            self.pending.append((self.asking.copy(), decided))
-        parts = [(batch, agents & self.applying) for agents, batch in self.pending if batch is not decided]
-        self._drop(self.applying)
-        return parts
-
-    def _drop(self, agents: np.ndarray) -> None:
-        """Forget the pending calls of `agents` (applied, or dropped at a deadline)."""
-        kept = []
-        for waiting, batch in self.pending:
-            if (waiting := waiting & ~agents).any():
-                kept.append((waiting, batch))
-        self.pending = kept
+    def recent(self, decided: Any) -> deque[Any]:
+        """Given what the method decided now: the batches decided in this tick and the ticks before it
+        that a pending call may still apply from, newest (`decided`) first, so that an agent applying a
+        decision of age `staleness` applies its batch `staleness` (hivebench.perturb.actions.choose)."""
+        self.decided.appendleft(decided)
+        while len(self.decided) > self.span:
+            self.decided.pop()
+        return self.decided
