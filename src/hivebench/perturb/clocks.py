@@ -43,7 +43,8 @@ class Clocks:
         self.draws = streams
         self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
         self.drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
-        self.ahead = np.empty((len(streams), 0, agents // len(streams) * self.drawn))  # (episodes, ticks, draws)
+        # per episode, tick drawn ahead, agent and number drawn: the wait and latency in ticks it gives
+        self.ahead = np.empty((len(streams), 0, agents // len(streams), self.drawn), dtype=np.int64)
         self.used = 0  # of the ticks drawn ahead
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
@@ -64,9 +65,8 @@ class Clocks:
         if absent is not None and absent.any():
             self.lost = absent & (self.due >= t)
             self.due[absent] = -1
-        low, high = self.latency
         # drawn for every agent every tick, whoever is asked, so that an episode's draws are its seed's alone
-        draws = self._drawn() if self.drawn else None
+        ticks = self._ticks() if self.drawn else None
         asking = (self.due < t) & (self.fire <= t)
         if absent is not None:
             asking &= ~absent
@@ -76,28 +76,34 @@ class Clocks:
             self.lost = dropped if self.lost is None else self.lost | dropped
             asking |= answering
         asked = asking.nonzero()[0]
-        # a draw u in [0, 1) picks among k whole ticks as int(u * k) (a truncation: the floor)
-        latency = low if high == low else low + (draws[asked, -1] * (high - low + 1)).astype(np.int64)  # type: ignore[index]
+        low, high = self.latency
+        latency = low if high == low else ticks[asked, -1]  # type: ignore[index]
         if deadline:
             latency = np.where(answering[asked], 0, latency)
         # timed by the calls: due once they have been made (`timed`), not this tick in any case
         self.due[asked] = t + latency if self.seconds_per_round is None else np.iinfo(np.int64).max
         self.asked_at[asked] = t
-        wait = self.period if not self.jitter else self.period + (draws[asked, 0] * (self.jitter + 1)).astype(np.int64)  # type: ignore[index]
-        self.fire[asked] = t + wait
+        self.fire[asked] = t + (ticks[asked, 0] if self.jitter else self.period)  # type: ignore[index]
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
         if self.seconds_per_round is not None:  # a call's rounds unbounded: back to the oldest pending one
             self.span = t + 1 - int(self.asked_at.min(where=self.due >= t, initial=t))
 
-    def _drawn(self) -> np.ndarray:
-        """(agents, drawn) the stream's next numbers, a tick's, from a draw of AHEAD ticks' at a time: an
-        episode's numbers in the order of a draw a tick (a row of its own per tick)."""
-        episodes, ahead, row = self.ahead.shape
+    def _ticks(self) -> np.ndarray:
+        """(agents, drawn) this tick's wait (with jitter) and latency (drawn in a range), in ticks, from
+        the stream's numbers drawn AHEAD ticks at a time (an episode's in the order of a draw a tick)."""
+        episodes, ahead, n, drawn = self.ahead.shape
         if self.used == ahead:
-            self.ahead, self.used = self.draws.random((episodes * AHEAD, row)).reshape(episodes, AHEAD, row), 0
+            u = self.draws.random((episodes * AHEAD, n * drawn)).reshape(episodes, AHEAD, n, drawn)
+            # a number u in [0, 1) picks among k whole ticks as int(u * k) (a truncation: the floor)
+            self.ahead, self.used = np.empty(u.shape, dtype=np.int64), 0
+            if self.jitter:
+                self.ahead[..., 0] = self.period + (u[..., 0] * (self.jitter + 1)).astype(np.int64)
+            low, high = self.latency
+            if high > low:
+                self.ahead[..., -1] = low + (u[..., -1] * (high - low + 1)).astype(np.int64)
         self.used += 1
-        return self.ahead[:, self.used - 1].reshape(len(self.fire), self.drawn)
+        return self.ahead[:, self.used - 1].reshape(len(self.fire), drawn)
 
     def timed(self, seconds: np.ndarray) -> None:
         """Under `seconds_per_round`: the asked agents' calls took these seconds (per agent of the
