@@ -4,6 +4,7 @@ suite, a decision applied late from the snapshot it was asked on, and cells repr
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -15,11 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hivebench.cells import study_blocks
 from hivebench.config import ConfigError, validate
 from hivebench.engine.api import Policy
 from hivebench.engine.conformance import differences
 from hivebench.engine.loop import make_policy, make_task, play_block, run
 from hivebench.engine.writer import write_episode
+from hivebench.models import ChatResult, Usage
 from hivebench.paths import cell_path
 from hivebench.perturb import MEDIUM_DEFAULTS, VERSION, axis, resolved
 from hivebench.perturb.agents import Gate, GatedPolicy, add_columns
@@ -397,3 +400,50 @@ def test_the_episode_page_marks_absent_agents_and_late_decisions(tmp_path):
     agents = pq.read_table(path).to_pandas()
     assert (flagged.flag == "away").sum() == (~agents.present).sum() > 0
     assert (flagged.flag == "applied a late decision").sum() == (agents.staleness > 0).sum() > 0
+
+
+def cache_file(path: Path, seconds: list[float]) -> Path:
+    """A response cache as hivebench writes it, its calls having taken these seconds (0: recorded none)."""
+    lines = [
+        {"key": f"k{i}", "result": ChatResult("{}", Usage(latency_s=s)).to_json(), "model": "m"}
+        for i, s in enumerate(seconds)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_decision_takes_the_rounds_of_a_call_drawn_from_a_response_cache(tmp_path, monkeypatch):
+    """Any method (here a classical one) on clocks with `latencies`: each decision applies as many
+    rounds after it was asked as one of the cache's recorded calls took (seconds over a round's,
+    rounded up, at least one); the cell holds the file by its content, and a changed file is refused."""
+    monkeypatch.chdir(tmp_path)
+    calls = cache_file(tmp_path / "calls.jsonl", [0.0, 0.4, 1.0, 2.5])  # rounds 1, 1, 3; the 0 is no call timed
+    config = copy.deepcopy(default_config())
+    config["perturbations"] = {"cached": {"clocks": {"latencies": str(calls), "seconds_per_round": 1.0}}}
+    config["studies"] = {
+        "t": {"tasks": ["cycle"], "methods": ["soft_fp"], "seeds": 4, "populations": [7], "perturbations": ["cached"]}
+    }
+    (block,) = study_blocks(validate(config, str(CONFIG)), "t", CONFIG.parent)
+    cells = list(block.cells())
+    sha256 = hashlib.sha256(calls.read_bytes()).hexdigest()
+    assert cells[0]["perturbation"]["clocks"]["latencies"] == {"file": "calls.jsonl", "sha256": sha256}
+    ages = np.concatenate([pd.Series(r.agents["staleness"]).dropna().to_numpy() for r in play_block(cells)])
+    assert set(ages) == {1, 3} and (ages == 1).mean() > 0.5  # two recorded calls of three take one round
+    calls.write_text(calls.read_text() + calls.read_text().splitlines()[-1] + "\n")
+    with pytest.raises(ValueError, match="calls.jsonl changed since the workflow was read"):
+        play_block(cells)
+
+
+def test_latencies_from_a_cache_that_times_no_call_or_without_a_rounds_seconds_are_refused(tmp_path):
+    config = copy.deepcopy(default_config())
+    study = {"tasks": ["cycle"], "methods": ["greedy"], "seeds": 2, "populations": [5], "perturbations": ["c"]}
+    config["studies"] = {"t": study}
+    untimed = cache_file(tmp_path / "scripted.jsonl", [0.0, 0.0])
+    for clocks, problem in [
+        ({"latencies": str(tmp_path / "none.jsonl"), "seconds_per_round": 1}, r"c.clocks.latencies: no such file"),
+        ({"latencies": str(untimed), "seconds_per_round": 1}, r"scripted.jsonl records no call's seconds"),
+        ({"latencies": str(untimed)}, r"c.clocks.latencies: give `seconds_per_round` too"),
+    ]:
+        config["perturbations"] = {"c": {"clocks": clocks}}
+        with pytest.raises(ConfigError, match=problem):
+            validate(config, str(CONFIG))

@@ -248,10 +248,10 @@ def shared_part(
     return shared if perturbation is None else {**shared, "perturbation": perturbation}
 
 
-def study_perturbations(config: Config, study: dict[str, Any]) -> list[dict[str, Any] | None]:
+def study_perturbations(config: Config, study: dict[str, Any], base: Path) -> list[dict[str, Any] | None]:
     """A study's perturbations as its cells hold them (None: unperturbed), in its order."""
     return [
-        None if name == NONE else resolved_perturbation(name, config["perturbations"][name])
+        None if name == NONE else resolved_perturbation(name, config["perturbations"][name], base)
         for name in study["perturbations"]
     ]
 
@@ -266,7 +266,7 @@ def study_blocks(config: Config, study_name: str, base: Path) -> list[Block]:
         for seed in seed_list(study.get("method_seeds", {}).get(method_name, study["seeds"])):
             by_block.setdefault(seed // per_job, []).append(seed)
     methods: dict[tuple[str, str], list[tuple[str | None, dict[str, Any]]]] = {}  # resolved once (files read)
-    perturbations = study_perturbations(config, study)
+    perturbations = study_perturbations(config, study, base)
     blocks = []
     for task_name in study["tasks"]:
         task = resolved_task(config, task_name, base)

@@ -622,7 +622,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
-    yield from _perturbation_entry_problems(config)
+    yield from _perturbation_entry_problems(config, base)
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
     yield from _training_problems(config, base)
@@ -733,10 +733,11 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
         yield from _method_problems(name, config["methods"][name], base)
 
 
-def _perturbation_entry_problems(config: Config) -> Iterator[str]:
+def _perturbation_entry_problems(config: Config, base: Path) -> Iterator[str]:
     """Each defined perturbation's settings agree: its drawn ranges run upwards (`delay_max` from
-    `delay`, `latency_max` from `latency`), clocks timed by their calls give no latency, and `clocks`
-    and `activation` are not given together (both say when agents act)."""
+    `delay`, `latency_max` from `latency`), clocks timed by their calls give no latency, latencies
+    drawn from a cache come from a cache with calls timed, and `clocks` and `activation` are not given
+    together (both say when agents act)."""
     for name, entry in config.get("perturbations", {}).items():
         for part, low, high in (("medium", "delay", "delay_max"), ("clocks", "latency", "latency_max")):
             settings = entry.get(part) or {}
@@ -748,8 +749,25 @@ def _perturbation_entry_problems(config: Config) -> Iterator[str]:
         clocks = entry.get("clocks") or {}
         if "seconds_per_round" in clocks and (clocks.get("latency") or "latency_max" in clocks):
             yield f"perturbations.{name}.clocks: `seconds_per_round` times decisions by their calls; give no latency"
+        if "latencies" in clocks:
+            yield from _latencies_problems(f"perturbations.{name}.clocks", clocks, base)
         if entry.get("clocks") and entry.get("activation"):
             yield f"perturbations.{name}: `clocks` and `activation` both say when agents act; give one"
+
+
+def _latencies_problems(where: str, clocks: dict[str, Any], base: Path) -> Iterator[str]:
+    """Latencies drawn from a response cache: they need `seconds_per_round` (the seconds a round
+    stands for), and a cache file that records some call's seconds."""
+    from hivebench.method import file_problems
+    from hivebench.models.cache import recorded_seconds
+
+    if "seconds_per_round" not in clocks:
+        yield f"{where}.latencies: give `seconds_per_round` too (how many seconds a round stands for)"
+    path = base / clocks["latencies"]
+    if not path.is_file():
+        yield from file_problems(f"{where}.latencies", path)
+    elif not recorded_seconds(path):
+        yield f"{where}.latencies: {path} records no call's seconds (no line with a result's `latency_s` above 0)"
 
 
 def _perturbation_problems(config: Config, study_name: str) -> Iterator[str]:

@@ -33,6 +33,12 @@ def cache_records(path: str | Path) -> Iterator[tuple[dict[str, Any], ChatResult
                 continue
 
 
+def recorded_seconds(path: str | Path) -> list[float]:
+    """The seconds each call a cache file recorded took (its result's `latency_s`), of the calls that
+    recorded any (a scripted reply records none), in the file's order."""
+    return [result.usage.latency_s for _, result in cache_records(path) if result.usage.latency_s > 0]
+
+
 class ResponseCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)

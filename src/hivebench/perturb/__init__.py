@@ -7,7 +7,10 @@ Standard library only: the Snakefile asks this at parse time (a cell's identity,
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from hivebench.method import file_param
 
 # Bump when what a perturbation does changes: every perturbed cell reruns (unperturbed ones keep).
 # 2: Silo-Bench's adversary (on the Waggle runtime beside its forged traces); an LLM agent's history
@@ -29,10 +32,11 @@ def arm(method: str, perturbation: str | None) -> str:
 TRANSIT_SETTINGS = ("loss", "delay", "delay_max", "duplicate", "reorder", "truncate")
 
 
-def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+def resolved(name: str, entry: dict[str, Any], base: Path | None = None) -> dict[str, Any]:
     """A perturbation as a cell holds it: its name, the version, and its parts that change anything
     (a loss of 0, a fault fraction of 0, an activation probability of 1 are left out, so that such a
-    cell plays exactly as the unperturbed one)."""
+    cell plays exactly as the unperturbed one). With `base` (the config file's folder) a file it reads
+    (the clocks' `latencies`) enters as its path and content hash, so a changed file reruns the cell."""
     parts: dict[str, Any] = {}
     medium = dict(entry.get("medium") or {})
     if medium.get("delay_max") == medium.get("delay"):
@@ -55,6 +59,9 @@ def resolved(name: str, entry: dict[str, Any]) -> dict[str, Any]:
     if clocks.get("latency_max") == clocks.get("latency", 0):
         clocks.pop("latency_max", None)
     clocks = {key: value for key, value in clocks.items() if value != CLOCK_DEFAULTS.get(key)}
+    if "latencies" in clocks and base is not None:
+        path, sha256 = file_param(clocks["latencies"], base)
+        clocks["latencies"] = {"file": path, "sha256": sha256}
     if clocks:  # period 1, jitter 0, latency 0: the synchronous loop, the unperturbed cell
         parts["clocks"] = clocks
     churn = entry.get("churn")

@@ -299,7 +299,7 @@ class GatedPolicy(Policy):
         tell(self.inner, self.gate)
         actions = self.inner.decide(observation)
         if (clocks := self.gate.clocks) is not None:
-            if clocks.seconds_per_round is not None:
+            if clocks.by_calls:
                 clocks.timed(call_seconds(self.inner))
             self.gate.in_episode(self.view.live(observation))
             # an agent applying takes the batch of its decision's age, counted from 1; the others idle (0)

@@ -12,7 +12,9 @@ answer (AgentsNet's and Silo-Bench's answer round) is a deadline: every agent is
 it on the state as it stands, its pending call dropped. Period 1, jitter 0 and latency 0 is the
 synchronous loop: every agent asked and applying every round. With `seconds_per_round` a model
 method's decision takes the time its call took: its recorded seconds (`latency_s`, the same when the
-call is replayed from the cache) over `seconds_per_round`, rounded up, at least one round.
+call is replayed from the cache) over `seconds_per_round`, rounded up, at least one round. With
+`latencies` (a response cache) any method's decision takes the seconds of one of the cache's recorded
+calls, drawn uniformly per call, converted alike.
 
 Every draw comes from one stream, `perturbation/clocks`, of each episode's seed: the phase once per
 agent, then every tick one number per agent for the jitter and one for the latency, whoever fires (a
@@ -21,11 +23,14 @@ setting that is off draws nothing), so that an episode's clocks depend on its se
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from hivebench.models.cache import recorded_seconds
 from hivebench.seeding import Streams
 
 AHEAD = 16  # ticks of draws made in one call (numbers drawn ahead change none of them)
@@ -38,18 +43,26 @@ class Clocks:
         self.period, self.jitter = settings.get("period", 1), settings.get("jitter", 0)
         low = settings.get("latency", 0)
         self.latency = (low, settings.get("latency_max", low))
-        # a model call's latency from its recorded seconds: rounds = ceil(seconds / seconds_per_round), >= 1
+        # a call's latency from seconds: rounds = ceil(seconds / seconds_per_round), >= 1; the seconds the
+        # model call took (`by_calls`), or those of a call drawn from a cache's (`recorded`, ascending)
         self.seconds_per_round: float | None = settings.get("seconds_per_round")
+        latencies = settings.get("latencies")
+        self.recorded = None
+        if latencies is not None:
+            self.recorded = recorded_rounds(latencies["file"], latencies["sha256"], self.seconds_per_round)
+        self.by_calls = self.seconds_per_round is not None and self.recorded is None
         self.draws = streams
         self.fire = np.floor(streams.random((agents,)) * self.period).astype(np.int64)
-        self.drawn = int(bool(self.jitter)) + int(self.latency[1] > low)  # numbers per agent and tick
+        self.drawn_latency = self.latency[1] > low or self.recorded is not None
+        self.drawn = int(bool(self.jitter)) + int(self.drawn_latency)  # numbers per agent and tick
         # per episode, tick drawn ahead, agent and number drawn: the wait and latency in ticks it gives
         self.ahead = np.empty((len(streams), 0, agents // len(streams), self.drawn), dtype=np.int64)
         self.used = 0  # of the ticks drawn ahead
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
         self.decided: deque[Any] = deque()  # the batches decided since the oldest pending call was asked, newest first
-        self.span = self.latency[1] + 1  # ticks of batches a pending call may still apply from (this one's included)
+        longest = self.latency[1] if self.recorded is None else int(self.recorded[-1])
+        self.span = longest + 1  # ticks of batches a pending call may still apply from (this one's included)
         self.tick = -1
         self.asking = self.applying = np.zeros(agents, dtype=bool)
         self.staleness = np.full(agents, -1, dtype=np.int64)  # this tick's applied decisions' age in ticks
@@ -76,17 +89,16 @@ class Clocks:
             self.lost = dropped if self.lost is None else self.lost | dropped
             asking |= answering
         asked = asking.nonzero()[0]
-        low, high = self.latency
-        latency = low if high == low else ticks[asked, -1]  # type: ignore[index]
+        latency = ticks[asked, -1] if self.drawn_latency else self.latency[0]  # type: ignore[index]
         if deadline:
             latency = np.where(answering[asked], 0, latency)
         # timed by the calls: due once they have been made (`timed`), not this tick in any case
-        self.due[asked] = t + latency if self.seconds_per_round is None else np.iinfo(np.int64).max
+        self.due[asked] = np.iinfo(np.int64).max if self.by_calls else t + latency
         self.asked_at[asked] = t
         self.fire[asked] = t + (ticks[asked, 0] if self.jitter else self.period)  # type: ignore[index]
         self.asking, self.applying = asking, self.due == t
         self.staleness = np.where(self.applying, t - self.asked_at, -1)
-        if self.seconds_per_round is not None:  # a call's rounds unbounded: back to the oldest pending one
+        if self.by_calls:  # a call's rounds unbounded: back to the oldest pending one
             self.span = t + 1 - int(self.asked_at.min(where=self.due >= t, initial=t))
 
     def _ticks(self) -> np.ndarray:
@@ -100,7 +112,9 @@ class Clocks:
             if self.jitter:
                 self.ahead[..., 0] = self.period + (u[..., 0] * (self.jitter + 1)).astype(np.int64)
             low, high = self.latency
-            if high > low:
+            if self.recorded is not None:
+                self.ahead[..., -1] = self.recorded[(u[..., -1] * len(self.recorded)).astype(np.int64)]
+            elif high > low:
                 self.ahead[..., -1] = low + (u[..., -1] * (high - low + 1)).astype(np.int64)
         self.used += 1
         return self.ahead[:, self.used - 1].reshape(len(self.fire), drawn)
@@ -120,3 +134,17 @@ class Clocks:
         while len(self.decided) > self.span:
             self.decided.pop()
         return self.decided
+
+
+def recorded_rounds(file: str, sha256: str, seconds_per_round: float) -> np.ndarray:
+    """The rounds each call of a response cache took (ascending): its recorded seconds over
+    `seconds_per_round`, rounded up, at least one. The file as a cell holds it (its path and content
+    hash); ValueError where the file is no longer what the cell was made from."""
+    path = Path(file)
+    if hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+        raise ValueError(
+            f"clocks.latencies: {path} changed since the workflow was read (its content hash differs); "
+            "run the workflow again so that the cells drawing from it rerun"
+        )
+    seconds = np.sort(np.array(recorded_seconds(path), dtype=np.float64))
+    return np.maximum(np.ceil(seconds / seconds_per_round), 1).astype(np.int64)
