@@ -43,7 +43,8 @@ def merge_all(actions: Any, parts: list[tuple[Any, np.ndarray]]) -> Any:
 def choose(batches: list[Any], source: np.ndarray) -> Any:
     """Each agent acting as in the batch `source` names for it (`batches[source[agent]]`), in one
     pass; the first batch stands where none gives anything for its own agents (as `merge_all`'s
-    `actions`), and a batch no agent takes may be anything (it is not read)."""
+    `actions`: the result is None where it is None and the batches taken give nothing), and a later
+    batch no agent takes may be anything (it is not read)."""
     taken = [k for k, count in enumerate(np.bincount(source, minlength=len(batches)).tolist()) if count]
     if len(taken) <= 1:  # one batch for every agent (or no agent)
         return batches[taken[0] if taken else 0]
