@@ -1,4 +1,4 @@
-"""Action batches combined agent by agent (hivebench.perturb.actions): `merge_all` in one pass and
+"""Action batches combined agent by agent (hivebench.perturb.actions): `choose` in one pass and
 `merge` part after part give each agent the actions of the last batch that holds it, on every kind of
 field a suite's actions have."""
 
@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hivebench.engine.media.outbox import Outbox
-from hivebench.perturb.actions import merge, merge_all
+from hivebench.perturb.actions import choose, merge
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,11 @@ def test_merging_at_once_gives_each_agent_what_merging_part_after_part_gives(cas
     one_by_one = base
     for batch, mask in parts:
         one_by_one = merge(one_by_one, batch, mask)
-    at_once = merge_all(base, parts)
     agents = len(parts[0][1])
+    last = np.zeros(agents, dtype=np.int64)  # per agent, the last part that holds it (0: none, the base)
+    for k, (_, mask) in enumerate(parts, start=1):
+        last[mask] = k
+    at_once = choose([base, *(batch for batch, _ in parts)], last)
     # each agent's actions from the last part that holds it, else from the base
     source = [base] * agents
     for batch, mask in parts:

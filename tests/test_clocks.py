@@ -196,6 +196,21 @@ def test_the_answer_round_is_every_agents_deadline():
         assert record.summary["score"] > 0
 
 
+def test_an_answer_at_the_deadline_applies_then_though_calls_are_timed():
+    """Under `seconds_per_round` a decision applies as many rounds after it was asked as its call
+    took, but an answer at the deadline applies in the answer round (after it, the episode is over)."""
+    clocks = Clocks({"seconds_per_round": 0.5}, 6, Streams([1, 2], "p"))
+    answering = np.array([False, True, True, False, False, True])
+    clocks.next_tick()
+    clocks.timed(np.full(6, 2.0))  # every call takes 4 rounds
+    clocks.next_tick(answering=answering)
+    clocks.timed(np.full(6, 2.0))
+    assert (clocks.applying == answering).all() and (clocks.staleness[answering] == 0).all()
+    for _ in range(3):
+        clocks.next_tick()
+    assert (clocks.applying == ~answering).all() and (clocks.staleness[~answering] == 4).all()
+
+
 def test_clocks_and_activation_together_and_a_range_running_down_are_refused():
     config = copy.deepcopy(default_config())
     config["perturbations"] = {"both": {"clocks": {"period": 2}, "activation": {"probability": 0.5}}}
@@ -381,7 +396,7 @@ def test_a_model_decision_takes_the_rounds_its_call_took_and_replays_so(tiny_mod
     assert (agents.staleness.dropna() >= 1).all() and agents.acted.any()
     assert replayed_without_the_model(cell, monkeypatch) == original  # the recorded seconds time the replay alike
     config["perturbations"]["timed"]["clocks"]["latency"] = 2
-    with pytest.raises(ConfigError, match="`seconds_per_round` times decisions by their calls; give no latency"):
+    with pytest.raises(ConfigError, match="`seconds_per_round` times decisions by calls. seconds .* give no latency"):
         validate(config, "test")
 
 

@@ -748,7 +748,10 @@ def _perturbation_entry_problems(config: Config, base: Path) -> Iterator[str]:
                 )
         clocks = entry.get("clocks") or {}
         if "seconds_per_round" in clocks and (clocks.get("latency") or "latency_max" in clocks):
-            yield f"perturbations.{name}.clocks: `seconds_per_round` times decisions by their calls; give no latency"
+            yield (
+                f"perturbations.{name}.clocks: `seconds_per_round` times decisions by calls' seconds (their own, "
+                "or `latencies`'); give no latency"
+            )
         if "latencies" in clocks:
             yield from _latencies_problems(f"perturbations.{name}.clocks", clocks, base)
         if entry.get("clocks") and entry.get("activation"):
@@ -766,7 +769,7 @@ def _latencies_problems(where: str, clocks: dict[str, Any], base: Path) -> Itera
     path = base / clocks["latencies"]
     if not path.is_file():
         yield from file_problems(f"{where}.latencies", path)
-    elif not recorded_seconds(path):
+    elif not recorded_seconds(path.read_bytes().splitlines()):
         yield f"{where}.latencies: {path} records no call's seconds (no line with a result's `latency_s` above 0)"
 
 

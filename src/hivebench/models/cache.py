@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +25,23 @@ def cache_records(path: str | Path) -> Iterator[tuple[dict[str, Any], ChatResult
     if not Path(path).exists():
         return
     with Path(path).open("rb") as lines:  # bytes: a tear may split a multi-byte character
-        for line in lines:
-            try:
-                record = json.loads(line)
-                yield record, ChatResult.from_json(record["result"])
-            except (ValueError, KeyError, TypeError):  # ValueError covers bad UTF-8 and JSON
-                continue
+        yield from records_in(lines)
 
 
-def recorded_seconds(path: str | Path) -> list[float]:
-    """The seconds each call a cache file recorded took (its result's `latency_s`), of the calls that
-    recorded any (a scripted reply records none), in the file's order."""
-    return [result.usage.latency_s for _, result in cache_records(path) if result.usage.latency_s > 0]
+def records_in(lines: Iterable[bytes]) -> Iterator[tuple[dict[str, Any], ChatResult]]:
+    """The records of a cache file's lines, each with its result read (a torn line skipped)."""
+    for line in lines:
+        try:
+            record = json.loads(line)
+            yield record, ChatResult.from_json(record["result"])
+        except (ValueError, KeyError, TypeError):  # ValueError covers bad UTF-8 and JSON
+            continue
+
+
+def recorded_seconds(lines: Iterable[bytes]) -> list[float]:
+    """The seconds each call of a cache file's lines took (its result's `latency_s`), of the calls
+    that recorded any (a scripted reply records none), in the file's order."""
+    return [result.usage.latency_s for _, result in records_in(lines) if result.usage.latency_s > 0]
 
 
 class ResponseCache:

@@ -17,8 +17,10 @@ from hivebench.method import file_param
 # shows what it sent as sent; 3: the `transit` table in the per-agent file's metadata, no file of its own
 # (and asynchronous clocks and churn, new); 4: the Silo-Bench Waggle adapter's flood told who acts (it
 # had marked as passed on shards its held-back agents never sent), the clocks' draws from one stream
-# (perturbation/clocks) instead of three, and Silo-Bench's gather told of calls lost with their agent
-VERSION = 4
+# (perturbation/clocks) instead of three, and Silo-Bench's gather told of calls lost with their agent;
+# 5: clocks timed by calls (`seconds_per_round`) apply an answer at the deadline in the answer round (it
+# had applied after the episode's end, so no answer counted)
+VERSION = 5
 NONE = "none"  # a study's unperturbed arm
 ARM_JOIN = "+"  # an arm's name: `<method>+<perturbation>`; a config name cannot hold it
 

@@ -19,32 +19,15 @@ from hivebench.perturb.inboxes import concat_outboxes, concat_sent
 
 def merge(actions: Any, other: Any, mask: np.ndarray) -> Any:
     """`actions`, with each agent of `mask` (agents,) acting as in `other` instead."""
-    return merge_all(actions, [(other, mask)])
-
-
-def merge_all(actions: Any, parts: list[tuple[Any, np.ndarray]]) -> Any:
-    """`actions`, with each agent of a part's mask acting as in that part's batch instead (a later
-    part's over an earlier's), in one pass: agent by agent what `merge` part after part gives. Where
-    several batches give outbox rows the rows come by sender; where none gives anything for its own
-    agents the result is None (no messages, as an empty outbox)."""
-    parts = [(batch, mask) for batch, mask in parts if mask.any()]
-    for k in range(len(parts) - 1, -1, -1):  # a part for every agent: what came before it is replaced
-        if parts[k][1].all():
-            actions, parts = parts[k][0], parts[k + 1 :]
-            break
-    if not parts:
-        return actions
-    source = np.zeros(len(parts[0][1]), dtype=np.int64)  # per agent, its batch: 0 `actions`, k the k-th part's
-    for k, (_, mask) in enumerate(parts, start=1):
-        source[mask] = k
-    return choose([actions, *(batch for batch, _ in parts)], source)
+    return choose([actions, other], mask.astype(np.int64))
 
 
 def choose(batches: list[Any], source: np.ndarray) -> Any:
     """Each agent acting as in the batch `source` names for it (`batches[source[agent]]`), in one
-    pass; the first batch stands where none gives anything for its own agents (as `merge_all`'s
-    `actions`: the result is None where it is None and the batches taken give nothing), and a later
-    batch no agent takes may be anything (it is not read)."""
+    pass. The first batch is the base: where it is None and the batches taken give nothing for their
+    own agents, the result is None (no messages, as an empty outbox), and where nothing stands for
+    None it is shaped like the first batch given; a later batch no agent takes may be anything (it is
+    not read). Where several batches give outbox rows the rows come by sender."""
     taken = [k for k, count in enumerate(np.bincount(source, minlength=len(batches)).tolist()) if count]
     if len(taken) <= 1:  # one batch for every agent (or no agent)
         return batches[taken[0] if taken else 0]

@@ -10,8 +10,9 @@ classical policy decides for every agent at once, and the actions of those not a
 
 from __future__ import annotations
 
+import itertools
 import math
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -302,13 +303,14 @@ class GatedPolicy(Policy):
             if clocks.by_calls:
                 clocks.timed(call_seconds(self.inner))
             self.gate.in_episode(self.view.live(observation))
-            # an agent applying takes the batch of its decision's age, counted from 1; the others idle (0)
-            source = clocks.staleness + 1
-            if self.gate.faults:  # a faulty agent idle; an adversary applying nothing sees what its method decides now
-                source = np.where(self.gate.acted[-1], np.maximum(source, 1), 0)
-            # no agent idle: this round's decisions stand in the idle batch's place (no agent takes it)
-            idle = actions if source.all() else self.view.actions(observation, [None] * len(source))
-            actions = choose([idle, *clocks.recent(actions)], source)
+            age = clocks.staleness  # of the decision an agent applies (-1: none, it idles)
+            if self.gate.faults:  # a faulty agent idles; an adversary applying nothing sees what its method decides now
+                age = np.where(self.gate.acted[-1], np.maximum(age, 0), -1)
+            # this round's decisions first (the base, as the merges they replace had it), then the idle
+            # action (no agent idle: not read), then the earlier rounds' by age
+            idle = self.view.actions(observation, [None] * len(age)) if (age < 0).any() else actions
+            recent = clocks.recent(actions)
+            actions = choose([actions, idle, *itertools.islice(recent, 1, None)], by_age(len(recent))[age + 1])
         elif now.idle.any():
             actions = merge(actions, self.view.actions(observation, [None] * len(now.idle)), now.idle)
         if self.gate.faults and self.gate.round == self.gate.faults["onset"]:
@@ -341,6 +343,15 @@ class GatedPolicy(Policy):
 
     def tables(self, episode: int) -> dict[str, pa.Table | Any]:
         return self.inner.tables(episode)
+
+
+@cache
+def by_age(ages: int) -> np.ndarray:
+    """Per decision age + 1 (0: none), its batch among [this round's, the idle action, then the
+    `ages` - 1 earlier rounds', newest first]."""
+    order = np.array([1, 0, *range(2, ages + 1)], dtype=np.int64)
+    order.setflags(write=False)  # shared by every call
+    return order
 
 
 def tell(keeper: Any, gate: Any) -> None:

@@ -34,6 +34,7 @@ from hivebench.models.cache import recorded_seconds
 from hivebench.seeding import Streams
 
 AHEAD = 16  # ticks of draws made in one call (numbers drawn ahead change none of them)
+UNTIMED = np.iinfo(np.int64).max  # the due tick of a call not timed yet (`timed`)
 
 
 class Clocks:
@@ -60,7 +61,7 @@ class Clocks:
         self.used = 0  # of the ticks drawn ahead
         self.due = np.full(agents, -1, dtype=np.int64)  # the tick its pending call applies (-1: none)
         self.asked_at = np.full(agents, -1, dtype=np.int64)  # the tick its pending call was asked in
-        self.decided: deque[Any] = deque()  # the batches decided since the oldest pending call was asked, newest first
+        self.decided: deque[Any] = deque()  # the batches of the last `span` ticks, newest first
         longest = self.latency[1] if self.recorded is None else int(self.recorded[-1])
         self.span = longest + 1  # ticks of batches a pending call may still apply from (this one's included)
         self.tick = -1
@@ -90,10 +91,11 @@ class Clocks:
             asking |= answering
         asked = asking.nonzero()[0]
         latency = ticks[asked, -1] if self.drawn_latency else self.latency[0]  # type: ignore[index]
-        if deadline:
-            latency = np.where(answering[asked], 0, latency)
         # timed by the calls: due once they have been made (`timed`), not this tick in any case
-        self.due[asked] = np.iinfo(np.int64).max if self.by_calls else t + latency
+        due = UNTIMED if self.by_calls else t + latency
+        if deadline:  # an answer applies now, whatever its call took
+            due = np.where(answering[asked], t, due)
+        self.due[asked] = due
         self.asked_at[asked] = t
         self.fire[asked] = t + (ticks[asked, 0] if self.jitter else self.period)  # type: ignore[index]
         self.asking, self.applying = asking, self.due == t
@@ -121,8 +123,9 @@ class Clocks:
 
     def timed(self, seconds: np.ndarray) -> None:
         """Under `seconds_per_round`: the asked agents' calls took these seconds (per agent of the
-        block; NaN: no call), so their decisions apply that many rounds later, rounded up, at least one."""
-        asked = np.flatnonzero(self.asking)
+        block; NaN: no call), so their decisions apply that many rounds later, rounded up, at least one
+        (an answer at the deadline applies now all the same)."""
+        asked = (self.due == UNTIMED).nonzero()[0]
         rounds = np.ceil(np.nan_to_num(seconds[asked]) / self.seconds_per_round).astype(np.int64)
         self.due[asked] = self.tick + np.maximum(rounds, 1)
 
@@ -141,10 +144,11 @@ def recorded_rounds(file: str, sha256: str, seconds_per_round: float) -> np.ndar
     `seconds_per_round`, rounded up, at least one. The file as a cell holds it (its path and content
     hash); ValueError where the file is no longer what the cell was made from."""
     path = Path(file)
-    if hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
         raise ValueError(
             f"clocks.latencies: {path} changed since the workflow was read (its content hash differs); "
             "run the workflow again so that the cells drawing from it rerun"
         )
-    seconds = np.sort(np.array(recorded_seconds(path), dtype=np.float64))
+    seconds = np.sort(np.array(recorded_seconds(data.splitlines()), dtype=np.float64))
     return np.maximum(np.ceil(seconds / seconds_per_round), 1).astype(np.int64)
