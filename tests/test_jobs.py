@@ -92,13 +92,16 @@ def test_a_config_cut_to_some_methods_keeps_their_cells_and_contrasts():
 def test_the_estimate_sums_each_methods_rows_and_prices_only_what_has_a_price():
     from hivebench.estimate import Estimate, totals
 
-    rows = [
-        Estimate("a", "w", "w-0", 4, 10, 100, 2_000_000, 1_000_000, False, None),
-        Estimate("b", "w", "w-0", 8, 10, 300, 3_000_000, 1_000_000, True, None),
-        Estimate("a", "s", "gpt-4o", 4, 5, 50, 1_000_000, 500_000, False, None),
+    rows = [  # the expected figure, then the bound (calls, input and output tokens)
+        Estimate("a", "w", "w-0", 4, 10, 100, 2_000_000, 1_000_000, False, None, None, 200, 5_000_000, 2_000_000),
+        Estimate("b", "w", "w-0", 8, 10, 300, 3_000_000, 1_000_000, True, None, None, 600, 7_000_000, 2_000_000),
+        Estimate("a", "s", "gpt-4o", 4, 5, 50, 1_000_000, 500_000, False, None, None, 100, 2_000_000, 1_000_000),
     ]
     lines = totals(rows, {"gpt-4o": {"input": 2.5, "output": 10.0}}).splitlines()
-    assert lines[1:] == ["w\t20\t400\t~5000000\t2000000\t-", "s\t5\t50\t1000000\t500000\t7.50"]
+    assert lines[1:] == [
+        "w\t20\t400\t~5000000\t2000000\t-\t800\t~12000000\t4000000\t-",
+        "s\t5\t50\t1000000\t500000\t7.50\t100\t2000000\t1000000\t15.00",
+    ]
 
 
 def test_each_replicate_has_its_own_estimate_row_with_its_own_model_and_price():

@@ -261,6 +261,31 @@ def test_estimate_counts_calls_and_real_prompt_tokens(tiny_model, in_tmp):
     assert abs(rows[3].input_tokens / 2 - used) < 0.25 * used
 
 
+def test_the_bound_holds_a_cell_whose_calls_are_repaired(tiny_model, in_tmp):
+    """Replies cut at a cap too short for their notes fail their schema, so calls are repaired: the
+    cell makes more calls and input tokens than the expected figure (every reply valid the first
+    time), and no more than the bound (every call repaired, its refused reply and error at their
+    longest)."""
+    config = llm_config(tiny_model, steps=3, max_tokens=16)
+    (row,) = estimate(study_blocks(config, "s", Path(".")))
+    summary = write_episode(first_cell(config), cell_path(first_cell(config)))
+    made = (summary["llm_calls"], summary["input_tokens"], summary["output_tokens"])
+    assert summary["repaired"] + summary["fallback"] > summary["llm_calls"] / 4  # many second calls
+    assert made[0] > row.calls / row.cells and made[1] > row.input_tokens / row.cells
+    bound = (row.calls_bound, row.input_tokens_bound, row.output_tokens_bound)
+    assert bound[0] == 2 * row.calls and all(m <= b / row.cells for m, b in zip(made, bound))
+
+
+def test_the_bound_counts_every_send_a_remote_backend_may_make(in_tmp):
+    """A server's backend resends a call up to `max_retries` times (429, 5xx, timeouts): the bound
+    counts each send as billed; a local model resends nothing."""
+    server = {"backend": "openai", "base_url": "http://localhost:1/v1", "max_retries": 3}
+    (remote,) = estimate(study_blocks(llm_config(Path("m"), steps=3, **server), "s", Path(".")))
+    assert remote.calls == 2 * 3 * 3 and remote.calls_bound == 2 * remote.calls * (1 + 3)
+    assert remote.output_tokens_bound == 2 * remote.output_tokens_max * (1 + 3)
+    assert remote.input_tokens_bound > 2 * remote.input_tokens * (1 + 3)  # each repair's chat holds its call's
+
+
 def test_a_tear_inside_a_multibyte_character_leaves_the_cache_readable(tmp_path):
     cache = ResponseCache(tmp_path / "calls.jsonl")
     cache.put("a", ChatResult('{"color": 0, "notes": "ok"}'), "tiny:float32")

@@ -245,6 +245,10 @@ def test_smollm2_plays_every_role_of_a_small_cell_through_its_response_cache(smo
     cached = (tmp_path / calls_path(cells[0])).read_text().splitlines()
     assert len(cached) == s["model_calls"]
     assert s["messages"] == len(record.tables["messages"]) and s["messages"] > 0
+    from hivebench.agents.swarmsys.estimate import cell_estimate
+
+    calls, input_tokens, output_tokens = cell_estimate({k: v for k, v in cells[0].items() if k != "seed"}, 1).bound()
+    assert s["model_calls"] <= calls and s["input_tokens"] <= input_tokens and s["output_tokens"] <= output_tokens
 
 
 def test_the_estimate_counts_each_role_once_per_iteration_and_every_answer(tmp_path):

@@ -390,6 +390,10 @@ def test_smollm2_as_the_controller_runs_a_small_cell_of_each_suite(smollm2, tmp_
     assert all(row["record"] for row in decided)
     cached = (tmp_path / calls_path(next(block.cells()))).read_text().splitlines()
     assert len(cached) == s["model_calls"]  # every call through the cell's response cache
+    from hivebench.registry import METHODS
+
+    calls, input_tokens, output_tokens = METHODS["waggle"].hooks.estimate(block.shared, 1).bound()
+    assert s["model_calls"] <= calls and s["input_tokens"] <= input_tokens and s["output_tokens"] <= output_tokens
 
 
 def test_the_controller_through_a_vllm_server_with_the_record_schema_enforced(vllm_server, tmp_path, monkeypatch):

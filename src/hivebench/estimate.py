@@ -26,16 +26,24 @@ class Estimate:
     approximate: bool
     memory_mb: int | None  # a job's peak, where the method knows it
     replicate: str | None = None  # a replicate's own row: its own model (a LoRA adapter) and price
+    # at most (CellEstimate.bound): every call repaired or regenerated, every send resent and billed
+    calls_bound: int = 0
+    input_tokens_bound: int = 0
+    output_tokens_bound: int = 0
 
     @property
     def label(self) -> str:
         return self.method if self.replicate is None else f"{self.method} ({self.replicate})"
 
     def cost(self, prices: dict[str, dict[str, float]]) -> float | None:
+        """The expected cost (every reply valid the first time, at its cap): None without a price."""
         price = prices.get(self.model)
-        if price is None:
-            return None
-        return token_cost(price, self.input_tokens, self.output_tokens_max)
+        return None if price is None else token_cost(price, self.input_tokens, self.output_tokens_max)
+
+    def cost_bound(self, prices: dict[str, dict[str, float]]) -> float | None:
+        """What the row's cells can cost at most: None without a price."""
+        price = prices.get(self.model)
+        return None if price is None else token_cost(price, self.input_tokens_bound, self.output_tokens_bound)
 
 
 def estimate(blocks: list[Block]) -> list[Estimate]:
@@ -53,6 +61,7 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
         if one is None:
             continue
         k = cells[(task, name, replicate, n)]
+        bound = one.bound()
         rows.append(
             Estimate(
                 task,
@@ -66,31 +75,50 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
                 one.approximate,
                 one.memory_mb,
                 replicate,
+                *(count * k for count in bound),
             )
         )
     return rows
 
 
+def _cost(cost: float | None, mark: str, digits: int) -> str:
+    return "-" if cost is None else f"{mark}{cost:.{digits}f}"
+
+
 def table(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
-    lines = ["task\tmethod\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)\tjob memory MB"]
+    """A row per (task, method, N): the expected figure (every reply valid the first time, at its cap
+    of output tokens) and the bound (every call repaired or regenerated, every send resent and billed)."""
+    lines = [
+        "task\tmethod\tmodel\tN\tcells\tcalls\tinput tokens\toutput tokens (max)\tcost USD (max)\t"
+        "calls (bound)\tinput tokens (bound)\toutput tokens (bound)\tcost USD (bound)\tjob memory MB"
+    ]
     for r in rows:
         mark = "~" if r.approximate else ""
-        cost = r.cost(prices)
         lines.append(
             f"{r.task}\t{r.label}\t{r.model}\t{r.population}\t{r.cells}\t{r.calls}\t{mark}{r.input_tokens}\t"
-            f"{r.output_tokens_max}\t{'-' if cost is None else f'{mark}{cost:.4f}'}\t{r.memory_mb or '-'}"
+            f"{r.output_tokens_max}\t{_cost(r.cost(prices), mark, 4)}\t{r.calls_bound}\t{mark}{r.input_tokens_bound}\t"
+            f"{r.output_tokens_bound}\t{_cost(r.cost_bound(prices), mark, 4)}\t{r.memory_mb or '-'}"
         )
     return "\n".join(lines)
 
 
 def totals(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
     """Per method, the sum of its rows, its replicates' too (a cost where every row's model has a price)."""
-    lines = ["method	cells	calls	input tokens	output tokens (max)	cost USD (max)"]
+    lines = [
+        "method	cells	calls	input tokens	output tokens (max)	cost USD (max)	calls (bound)	"
+        "input tokens (bound)	output tokens (bound)	cost USD (bound)"
+    ]
+    keys = ("cells", "calls", "input_tokens", "output_tokens_max", "calls_bound", "input_tokens_bound")
     for method in dict.fromkeys(r.method for r in rows):
         mine = [r for r in rows if r.method == method]
         mark = "~" if any(r.approximate for r in mine) else ""
         costs = [r.cost(prices) for r in mine]
-        cost = "-" if None in costs else f"{mark}{sum(costs):.2f}"
-        sums = [sum(getattr(r, key) for r in mine) for key in ("cells", "calls", "input_tokens", "output_tokens_max")]
-        lines.append(f"{method}	{sums[0]}	{sums[1]}	{mark}{sums[2]}	{sums[3]}	{cost}")
+        bounds = [r.cost_bound(prices) for r in mine]
+        cost = None if None in costs else sum(costs)  # type: ignore[arg-type]
+        bound = None if None in bounds else sum(bounds)  # type: ignore[arg-type]
+        sums = [sum(getattr(r, key) for r in mine) for key in (*keys, "output_tokens_bound")]
+        lines.append(
+            f"{method}	{sums[0]}	{sums[1]}	{mark}{sums[2]}	{sums[3]}	{_cost(cost, mark, 2)}	{sums[4]}	"
+            f"{mark}{sums[5]}	{sums[6]}	{_cost(bound, mark, 2)}"
+        )
     return "\n".join(lines)

@@ -12,6 +12,7 @@ of the group `hivebench.methods`; one a suite implements for itself is declared 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,7 +33,8 @@ CLASSICAL_RESOURCES = {"runtime": 30, "mem_mb": 1000}
 
 @dataclass(frozen=True)
 class CellEstimate:
-    """What one cell of a method that calls models costs, as `hivebench estimate` prints it."""
+    """What one cell of a method that calls models costs, as `hivebench estimate` prints it: the
+    expected figure (every reply valid the first time, at its cap of output tokens) and what bounds it."""
 
     model: str
     calls: int
@@ -40,6 +42,39 @@ class CellEstimate:
     output_tokens_max: int
     approximate: bool  # tokens counted as characters / 4, not with the model's tokenizer
     memory_mb: int | None  # a job's peak, where the method knows it
+    # at most, the input tokens of the one more call each call may take (a repair, a regeneration), summed
+    again_input_tokens: int = 0
+    resends: int = 0  # times a backend may send a call again (a remote backend's `max_retries`)
+
+    def bound(self) -> tuple[int, int, int]:
+        """(calls, input tokens, output tokens) at most: each call followed by one more (its repair or
+        regeneration), and every call resent as often as the backend may, each send counted as billed
+        (a provider may bill a request the client gave up on)."""
+        sends = 1 + self.resends
+        return (
+            2 * self.calls * sends,
+            (self.input_tokens + self.again_input_tokens) * sends,
+            2 * self.output_tokens_max * sends,
+        )
+
+
+# An error's own words (a validator's or parser's message, where it stands) and what text put into a
+# chat's message may add where it meets the chat template, in tokens
+ERROR_WORDS = 48
+
+
+def again_tokens(count: Any, again: Any, schema: dict[str, Any] | None, max_tokens: int) -> int:
+    """At most, the input tokens of one more call after a refused reply: its chat (`again`, with an
+    empty refused reply and an empty error, as `count` counts chats), the refused reply (at most
+    `max_tokens`), and the error: its own words quoting the reply and, at most, its schema (an enum's
+    values, a pattern)."""
+    quoted = 0 if schema is None else count([{"role": "user", "content": json.dumps(schema, separators=(",", ":"))}])
+    return count(list(again)) + 2 * max_tokens + quoted + ERROR_WORDS
+
+
+def resends(params: dict[str, Any]) -> int:
+    """How often a method's backend may send a call again: a remote backend's `max_retries`."""
+    return int(params.get("max_retries", 0)) if params["backend"] == "openai" else 0
 
 
 class MethodHooks:

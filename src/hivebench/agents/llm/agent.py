@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -204,26 +204,28 @@ class LLMAgent(Policy):
         ]
 
     @staticmethod
-    def estimate_episode(
-        task: Any, view: TextView, params: dict[str, Any], count: Callable[[list[Message]], int]
-    ) -> tuple[int, int, int]:
-        """(calls, input tokens, longest prompt) of one episode of `task` (reset): every prompt
-        rendered for real, on a run where every agent takes the fallback action and carries notes of
-        the full length (its protocol's `filler`)."""
+    def estimate_requests(task: Any, view: TextView, params: dict[str, Any]) -> Iterator[ChatRequest]:
+        """Every request of one episode of `task` (reset), rendered for real, on a run where every
+        agent takes the fallback action and carries notes of the full length (its protocol's `filler`)."""
         protocol, sampling = prompt_protocol(view, params), Sampling()
         notes, reply = protocol.filler()
         fallback = Decision(None, reply, FALLBACK, 1, Usage())
-        calls = tokens = longest = 0
         while not task.done:
             observation = task.observe()
             live = np.flatnonzero(view.live(observation)).tolist()
-            calls += len(live)
-            counts = [count(list(protocol.request(observation, v, notes, sampling, 0).messages)) for v in live]
-            tokens, longest = tokens + sum(counts), max([longest, *counts])
+            for v in live:
+                yield protocol.request(observation, v, notes, sampling, 0)
             for v in live:
                 protocol.answered(observation, v, fallback)
             task.step(view.actions(observation, [None] * view.agents(observation)))
-        return calls, tokens, longest
+
+    @staticmethod
+    def estimate_episode(
+        task: Any, view: TextView, params: dict[str, Any], count: Callable[[list[Message]], int]
+    ) -> tuple[int, int, int]:
+        """(calls, input tokens, longest prompt) of one episode of `task` (reset) (`estimate_requests`)."""
+        counts = [count(list(r.messages)) for r in LLMAgent.estimate_requests(task, view, params)]
+        return len(counts), sum(counts), max(counts, default=0)
 
     def decide(self, observation: Any) -> Any:
         asked = self.view.live(observation)

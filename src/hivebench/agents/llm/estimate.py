@@ -5,10 +5,11 @@ on an episode of the cell's task where every agent takes the suite's fallback ac
 plain-English notes of the full allowed length: the input tokens of a run whose agents use their
 whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are
 counted with the model's own tokenizer when it is a local folder that exists, else as characters / 4
-(marked "~"). Output tokens are given as the cap (max_tokens). Repairs are not included: each costs
-at most one more call. For a local `transformers` model the peak memory of a job comes with it
-(hivebench.models.memory), from its longest prompt, the replies' cap and the rows it decodes at once
-(`batch_rows`, at most every agent of the job's seeds).
+(marked "~"). Output tokens are given as the cap (max_tokens). Repairs are in the bound alone (each
+call at most one, its chat the call's with the refused reply and the error that asks again), with the
+resends a remote backend may make (`CellEstimate.bound`). For a local `transformers` model the peak
+memory of a job comes with it (hivebench.models.memory), from its longest prompt, the replies' cap and
+the rows it decodes at once (`batch_rows`, at most every agent of the job's seeds).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from functools import cache
 from typing import Any
 
 from hivebench.agents.llm.agent import LLMAgent, prompt_protocol
-from hivebench.method import CellEstimate
+from hivebench.method import CellEstimate, again_tokens, resends
+from hivebench.models import ChatRequest
+from hivebench.models.decide import repair_request
 from hivebench.models.memory import memory_mb, model_config
 from hivebench.models.open import local_path
 from hivebench.registry import SUITE_OBJECTS, task_kind
@@ -52,10 +55,16 @@ def approximate_count(messages: list[dict[str, str]]) -> int:
 
 def episode_estimate(shared: dict[str, Any], count: Count) -> tuple[int, int, int]:
     """(calls, input tokens, longest prompt) of one episode of a block's cells."""
+    counts = [count(list(request.messages)) for request in episode_requests(shared)]
+    return len(counts), sum(counts), max(counts, default=0)
+
+
+def episode_requests(shared: dict[str, Any]) -> list[ChatRequest]:
+    """Every request of one episode of a block's cells (`LLMAgent.estimate_requests`)."""
     task = task_kind(shared["task"]["kind"]).load()(shared["task"]["params"], shared["population"])
     task.reset([0])
     view = load(SUITE_OBJECTS[shared["suite"]].text_view)()
-    return LLMAgent.estimate_episode(task, view, shared["method"]["params"], count)
+    return list(LLMAgent.estimate_requests(task, view, shared["method"]["params"]))
 
 
 def chats_grow(shared: dict[str, Any]) -> bool:
@@ -103,10 +112,16 @@ def block_memory_mb(shared_json: str, seeds: int) -> int | None:
 
 def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     """One cell of a block, counted with the model's tokenizer where it can be, and a job of `seeds`
-    such cells' memory."""
+    such cells' memory; each call's repair (at most one) counted in its bound."""
     params = shared["method"]["params"]
     count, approximate = token_counter(params["backend"], params["model"])
-    calls, tokens, longest = episode_estimate(shared, count)
+    requests = episode_requests(shared)
+    counts = [count(list(request.messages)) for request in requests]
+    max_tokens = params["max_tokens"]
+    again = sum(again_tokens(count, repair_request(r, "", "").messages, r.schema, max_tokens) for r in requests)
     config = local_model_config(params)
-    memory = None if config is None else job_memory_mb(shared, seeds, longest, config)
-    return CellEstimate(params["model"], calls, tokens, calls * params["max_tokens"], approximate, memory)
+    memory = None if config is None else job_memory_mb(shared, seeds, max(counts, default=0), config)
+    calls = len(counts)
+    return CellEstimate(
+        params["model"], calls, sum(counts), calls * max_tokens, approximate, memory, again, resends(params)
+    )

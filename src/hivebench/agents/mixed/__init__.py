@@ -59,6 +59,8 @@ class MixedHooks(MethodHooks):
             output_tokens_max=sum(round(one.output_tokens_max * share) for one, share in parts),
             approximate=True,
             memory_mb=max((one.memory_mb for one, _ in parts if one.memory_mb is not None), default=None),
+            again_input_tokens=sum(round(one.again_input_tokens * share) for one, share in parts),
+            resends=max(one.resends for one, _ in parts),
         )
 
 

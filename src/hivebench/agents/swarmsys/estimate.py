@@ -4,8 +4,9 @@ One episode of the cell's task (seed 0) is played by the real organisation, matc
 every reply a valid one of full length (posts and profiles at their caps, every sub-task an explorer
 may open opened, nothing terminated, so every role acts to the last round), and every prompt it asks
 is counted: with the model's own tokenizer where it is a local folder that exists, else as characters
-/ 4 (marked "~"). Output tokens are given as the cap (max_tokens); repairs are not included (each
-costs at most one more call). The job's memory is not estimated.
+/ 4 (marked "~"). Output tokens are given as the cap (max_tokens); repairs are in the bound alone (each
+call, its answer requests' too, at most one), with the resends a remote backend may make
+(`CellEstimate.bound`). The job's memory is not estimated.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from hivebench.agents.swarmsys.agent import SwarmSys
 from hivebench.agents.swarmsys.prompts import ROLE_RULES
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
-from hivebench.method import CellEstimate
+from hivebench.method import CellEstimate, again_tokens, resends
 from hivebench.models import ChatRequest, ChatResult, OnResult, Usage
+from hivebench.models.decide import repair_request
 from hivebench.seeding import Streams
 
 
@@ -43,12 +45,12 @@ class FullReplies:
     name, model, cacheable = "estimate", "estimate", False
 
     def __init__(self) -> None:
-        self.asked: list[list[dict[str, str]]] = []
+        self.asked: list[ChatRequest] = []
 
     def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
         results = []
         for index, request in enumerate(requests):
-            self.asked.append(list(request.messages))
+            self.asked.append(request)
             results.append(ChatResult(json.dumps(full_reply(request)), Usage(), mode="scripted"))
             on_result(index, results[-1])
         return results
@@ -64,11 +66,15 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     task = make_task(make_cell(shared, 0))
     task.reset([0])
     run(task, policy)
+    max_tokens = params["max_tokens"]
+    again = sum(again_tokens(count, repair_request(r, "", "").messages, r.schema, max_tokens) for r in backend.asked)
     return CellEstimate(
         params["model"],
         len(backend.asked),
-        sum(count(messages) for messages in backend.asked),
-        len(backend.asked) * params["max_tokens"],
+        sum(count(list(request.messages)) for request in backend.asked),
+        len(backend.asked) * max_tokens,
         approximate,
         None,
+        again,
+        resends(params),
     )

@@ -4,10 +4,12 @@ One episode of the cell's task (seed 0) is played with the scripted controller i
 slot (hivebench.agents.scripted_controller.rule: it writes, relays and commits, so the incident fields fill as
 a controller's would), and the controller's prompt is rendered for every view it was shown. Tokens
 are counted with the model's own tokenizer when it is a local folder that exists, else as
-characters / 4 (marked "~"); output tokens are given as the cap (max_tokens). Regenerations are not
-included: each costs at most one more call. A local model's job memory is sized from the longest
-prompt, with a regeneration's refused reply and note, the reply's cap and the rows it decodes at once
-(`batch_rows`, at most every agent of the job's seeds); the workflow asks for it (`block_memory_mb`).
+characters / 4 (marked "~"); output tokens are given as the cap (max_tokens). Regenerations are in the
+bound alone (each view at most one, its chat the view's with the refused reply and the validator's
+note), with the resends a remote backend may make (`CellEstimate.bound`). A local model's job memory
+is sized from the longest prompt, with a regeneration's refused reply and note, the reply's cap and the
+rows it decodes at once (`batch_rows`, at most every agent of the job's seeds); the workflow asks for it
+(`block_memory_mb`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from typing import Any
 
 from hivebench.agents.llm.estimate import approximate_count, generous_count, local_model_config, token_counter
 from hivebench.agents.scripted_controller.rule import ScriptedController
-from hivebench.agents.waggle.prompt import messages
+from hivebench.agents.waggle.controller import again as regeneration
+from hivebench.agents.waggle.prompt import messages, record_schema
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
 from hivebench.ids import canonical_json
-from hivebench.method import CellEstimate
+from hivebench.method import CellEstimate, again_tokens, resends
+from hivebench.models import ChatRequest, Sampling
 from hivebench.models.memory import memory_mb
 from hivebench.registry import SUITE_OBJECTS
 from hivebench.seeding import Streams
@@ -54,21 +58,26 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     episode = {key: value for key, value in shared.items() if key not in ("study", "replicate")}
     episode["method"] = {**shared["method"], "params": {k: v for k, v in params.items() if k != "model"}}
     model = None if approximate else params["model"]
-    views, tokens, longest = prompt_tokens(canonical_json(episode), params["backend"], model)
+    max_tokens = params["max_tokens"]
+    views, tokens, longest, again = prompt_tokens(canonical_json(episode), params["backend"], model, max_tokens)
     config = local_model_config(params)
     rows = seeds * shared["population"]
     memory = None if config is None else job_memory(config, params, rows, longest)
-    return CellEstimate(params["model"], views, tokens, views * params["max_tokens"], approximate, memory)
+    return CellEstimate(params["model"], views, tokens, views * max_tokens, approximate, memory, again, resends(params))
 
 
 @cache  # replicates that differ only by their model (LoRA adapters), and a cell in several studies, count once
-def prompt_tokens(episode: str, backend: str, model: str | None) -> tuple[int, int, int]:
-    """(views shown, their prompts' tokens, the longest prompt's) in one episode of a cell (`episode`:
-    the canonical JSON of its shared part), counted with `model`'s tokenizer, or approximately (None)."""
+def prompt_tokens(episode: str, backend: str, model: str | None, max_tokens: int) -> tuple[int, int, int, int]:
+    """(views shown, their prompts' tokens, the longest prompt's, at most their regenerations'
+    tokens) in one episode of a cell (`episode`: the canonical JSON of its shared part), counted with
+    `model`'s tokenizer, or approximately (None)."""
     count = approximate_count if model is None else token_counter(backend, model)[0]
     actions, views = shown_views(json.loads(episode))
-    tokens = [count(list(messages(view, list(actions)))) for view in views]
-    return len(views), sum(tokens), max(tokens, default=0)
+    schema = record_schema(list(actions))
+    requests = [ChatRequest(messages(view, list(actions)), schema, Sampling(), 0) for view in views]
+    tokens = [count(list(request.messages)) for request in requests]
+    again = sum(again_tokens(count, regeneration(r, "", "").messages, schema, max_tokens) for r in requests)
+    return len(views), sum(tokens), max(tokens, default=0), again
 
 
 @cache
