@@ -34,7 +34,7 @@ CLASSICAL_RESOURCES = {"runtime": 30, "mem_mb": 1000}
 @dataclass(frozen=True)
 class CellEstimate:
     """What one cell of a method that calls models costs, as `hivebench estimate` prints it: the
-    expected figure (every reply valid the first time, at its cap of output tokens) and what bounds it."""
+    expected figure (every reply valid the first time, at its cap of output tokens) and its bound."""
 
     model: str
     calls: int
@@ -47,9 +47,10 @@ class CellEstimate:
     resends: int = 0  # times a backend may send a call again (a remote backend's `max_retries`)
 
     def bound(self) -> tuple[int, int, int]:
-        """(calls, input tokens, output tokens) at most: each call followed by one more (its repair or
-        regeneration), and every call resent as often as the backend may, each send counted as billed
-        (a provider may bill a request the client gave up on)."""
+        """(calls, input tokens, output tokens) with each call the estimate renders followed by one more
+        (its repair or regeneration), and every call resent as often as the backend may, each send
+        counted as billed (a provider may bill a request the client gave up on). What the estimate does
+        not render (other seeds, longer notes or messages) it does not bound: docs/llm-agents.md."""
         sends = 1 + self.resends
         return (
             2 * self.calls * sends,
@@ -63,13 +64,19 @@ class CellEstimate:
 ERROR_WORDS = 48
 
 
-def again_tokens(count: Any, again: Any, schema: dict[str, Any] | None, max_tokens: int) -> int:
-    """At most, the input tokens of one more call after a refused reply: its chat (`again`, with an
-    empty refused reply and an empty error, as `count` counts chats), the refused reply (at most
-    `max_tokens`), and the error: its own words quoting the reply and, at most, its schema (an enum's
-    values, a pattern)."""
-    quoted = 0 if schema is None else count([{"role": "user", "content": json.dumps(schema, separators=(",", ":"))}])
-    return count(list(again)) + 2 * max_tokens + quoted + ERROR_WORDS
+def again_tokens(count: Any, requests: list[Any], again: Any, max_tokens: int) -> int:
+    """At most, the input tokens of one more call after each request's refused reply: the chat
+    `again(request, "", "")` makes (with an empty refused reply and an empty error, as `count` counts
+    chats), the refused reply (at most `max_tokens`), and the error: its own words quoting the reply
+    and, at most, the request's schema (an enum's values, a pattern)."""
+    total = 0
+    for request in requests:
+        schema = request.schema
+        quoted = (
+            0 if schema is None else count([{"role": "user", "content": json.dumps(schema, separators=(",", ":"))}])
+        )
+        total += count(list(again(request, "", "").messages)) + 2 * max_tokens + quoted + ERROR_WORDS
+    return total
 
 
 def resends(params: dict[str, Any]) -> int:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -218,14 +218,6 @@ class LLMAgent(Policy):
             for v in live:
                 protocol.answered(observation, v, fallback)
             task.step(view.actions(observation, [None] * view.agents(observation)))
-
-    @staticmethod
-    def estimate_episode(
-        task: Any, view: TextView, params: dict[str, Any], count: Callable[[list[Message]], int]
-    ) -> tuple[int, int, int]:
-        """(calls, input tokens, longest prompt) of one episode of `task` (reset) (`estimate_requests`)."""
-        counts = [count(list(r.messages)) for r in LLMAgent.estimate_requests(task, view, params)]
-        return len(counts), sum(counts), max(counts, default=0)
 
     def decide(self, observation: Any) -> Any:
         asked = self.view.live(observation)

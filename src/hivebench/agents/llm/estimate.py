@@ -1,6 +1,6 @@
 """The model calls, tokens and memory of an `llm` method's cells, before running them.
 
-The policy is asked (`LLMAgent.estimate_episode`): it renders its prompts for real, round by round,
+The policy is asked (`LLMAgent.estimate_requests`): it renders its prompts for real, round by round,
 on an episode of the cell's task where every agent takes the suite's fallback action and carries
 plain-English notes of the full allowed length: the input tokens of a run whose agents use their
 whole notes budget (shorter notes cost less; odd characters can cost more per character). Tokens are
@@ -118,7 +118,7 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     requests = episode_requests(shared)
     counts = [count(list(request.messages)) for request in requests]
     max_tokens = params["max_tokens"]
-    again = sum(again_tokens(count, repair_request(r, "", "").messages, r.schema, max_tokens) for r in requests)
+    again = again_tokens(count, requests, repair_request, max_tokens)
     config = local_model_config(params)
     memory = None if config is None else job_memory_mb(shared, seeds, max(counts, default=0), config)
     calls = len(counts)

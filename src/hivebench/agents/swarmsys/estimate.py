@@ -67,7 +67,7 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     task.reset([0])
     run(task, policy)
     max_tokens = params["max_tokens"]
-    again = sum(again_tokens(count, repair_request(r, "", "").messages, r.schema, max_tokens) for r in backend.asked)
+    again = again_tokens(count, backend.asked, repair_request, max_tokens)
     return CellEstimate(
         params["model"],
         len(backend.asked),

@@ -76,7 +76,7 @@ def prompt_tokens(episode: str, backend: str, model: str | None, max_tokens: int
     schema = record_schema(list(actions))
     requests = [ChatRequest(messages(view, list(actions)), schema, Sampling(), 0) for view in views]
     tokens = [count(list(request.messages)) for request in requests]
-    again = sum(again_tokens(count, regeneration(r, "", "").messages, schema, max_tokens) for r in requests)
+    again = again_tokens(count, requests, regeneration, max_tokens)
     return len(views), sum(tokens), max(tokens, default=0), again
 
 
