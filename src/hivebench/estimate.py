@@ -108,7 +108,15 @@ def totals(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
         "method	cells	calls	input tokens	output tokens (max)	cost USD (max)	calls (bound)	"
         "input tokens (bound)	output tokens (bound)	cost USD (bound)"
     ]
-    keys = ("cells", "calls", "input_tokens", "output_tokens_max", "calls_bound", "input_tokens_bound")
+    keys = (
+        "cells",
+        "calls",
+        "input_tokens",
+        "output_tokens_max",
+        "calls_bound",
+        "input_tokens_bound",
+        "output_tokens_bound",
+    )
     for method in dict.fromkeys(r.method for r in rows):
         mine = [r for r in rows if r.method == method]
         mark = "~" if any(r.approximate for r in mine) else ""
@@ -116,7 +124,7 @@ def totals(rows: list[Estimate], prices: dict[str, dict[str, float]]) -> str:
         bounds = [r.cost_bound(prices) for r in mine]
         cost = None if None in costs else sum(costs)  # type: ignore[arg-type]
         bound = None if None in bounds else sum(bounds)  # type: ignore[arg-type]
-        sums = [sum(getattr(r, key) for r in mine) for key in (*keys, "output_tokens_bound")]
+        sums = [sum(getattr(r, key) for r in mine) for key in keys]
         lines.append(
             f"{method}	{sums[0]}	{sums[1]}	{mark}{sums[2]}	{sums[3]}	{_cost(cost, mark, 2)}	{sums[4]}	"
             f"{mark}{sums[5]}	{sums[6]}	{_cost(bound, mark, 2)}"

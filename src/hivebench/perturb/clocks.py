@@ -126,8 +126,7 @@ class Clocks:
         block; NaN: no call), so their decisions apply that many rounds later, rounded up, at least one
         (an answer at the deadline applies now all the same)."""
         asked = (self.due == UNTIMED).nonzero()[0]
-        rounds = np.ceil(np.nan_to_num(seconds[asked]) / self.seconds_per_round).astype(np.int64)
-        self.due[asked] = self.tick + np.maximum(rounds, 1)
+        self.due[asked] = self.tick + call_rounds(seconds[asked], self.seconds_per_round)  # type: ignore[arg-type]
 
     def recent(self, decided: Any) -> deque[Any]:
         """Given what the method decided now: the batches decided in this tick and the ticks before it
@@ -150,5 +149,10 @@ def recorded_rounds(file: str, sha256: str, seconds_per_round: float) -> np.ndar
             f"clocks.latencies: {path} changed since the workflow was read (its content hash differs); "
             "run the workflow again so that the cells drawing from it rerun"
         )
-    seconds = np.sort(np.array(recorded_seconds(data.splitlines()), dtype=np.float64))
-    return np.maximum(np.ceil(seconds / seconds_per_round), 1).astype(np.int64)
+    return call_rounds(np.sort(np.array(recorded_seconds(data.splitlines()), dtype=np.float64)), seconds_per_round)
+
+
+def call_rounds(seconds: np.ndarray, seconds_per_round: float) -> np.ndarray:
+    """The whole rounds calls of these seconds take: over a round's seconds, rounded up, at least one
+    (NaN: no call, one round)."""
+    return np.maximum(np.ceil(np.nan_to_num(seconds) / seconds_per_round), 1).astype(np.int64)
