@@ -50,3 +50,24 @@ rule all:
         TRAINED,
         TRAINING_REPORTS,
         FACTORIAL_REPORTS,
+
+
+# Runs you pay for (docs/spend.md): as a run starts, its budgets, prices and rate limits are written
+# beside the ledger for every job to read, and a run whose estimate passes what is left of a budget
+# does not start; a run that stops because jobs met a budget says so, and how to go on.
+onstart:
+    from hivebench.spend.run import OverEstimate, begin
+
+    try:
+        for line in begin(CONFIG, JOBS):
+            logger.info(line)
+    except OverEstimate as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+onerror:
+    from hivebench.spend.run import stop_note
+
+    note = stop_note(JOBS)
+    if note:
+        logger.error(note)

@@ -118,10 +118,12 @@ Fault = Callable[[int, bytes], "str | None"]  # (request number from 1, body) ->
 
 
 class FaultProxy:
-    """Forwards HTTP requests to `upstream`, except the ones `fault` picks, which get a 429, a 500, a
-    400 naming json_schema, a 401 quoting the key, a body that is not JSON, a hang until the client
-    gives up on the request (its timeout; at most `hang_s`), or a dropped connection. Counts what it
-    forwarded and the most requests in flight at once. `stop()` closes it like a killed server."""
+    """Forwards HTTP requests to `upstream`, except the ones `fault` picks, which get a 429 (with a
+    `retry-after` where one is given), a 500, a 400 naming json_schema, a 401 quoting the key, a body
+    that is not JSON, a hang until the client gives up on the request (its timeout; at most `hang_s`),
+    or a dropped connection. Counts what it
+    forwarded, when each request came in and each fault went out, and the most requests in flight at
+    once. `stop()` closes it like a killed server."""
 
     def __init__(
         self,
@@ -130,11 +132,15 @@ class FaultProxy:
         port: int = 0,
         hang_s: float = 300.0,
         die_after: int | None = None,
+        retry_after_s: float | None = None,
     ):
         self.upstream = upstream.removeprefix("http://")
         self.fault = fault or (lambda number, body: None)
         self.hang_s = hang_s
         self.die_after = die_after  # forwarded calls after which it behaves as a killed server
+        self.retry_after_s = retry_after_s  # the `retry-after` its 429s carry, if any
+        self.arrivals: list[float] = []  # when each POST came in (time.time())
+        self.faults: list[tuple[float, str]] = []  # when each fault was given, and which
         self.dead = False
         self.received = 0
         self.forwarded = 0
@@ -169,15 +175,23 @@ class FaultProxy:
         with self.lock:
             self.received += 1
             number = self.received
+            if handler.command == "POST":
+                self.arrivals.append(time.time())
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             fault = self.fault(number, body) if handler.command == "POST" else None
+            if fault is not None:
+                with self.lock:
+                    self.faults.append((time.time(), fault))
             if self.dead:  # also on connections the client keeps alive from before
                 handler.connection.shutdown(socket.SHUT_RDWR)
                 handler.close_connection = True
-            elif fault in ("429", "500"):
-                self.reply(handler, int(fault), b'{"error": {"message": "injected fault"}}')
+            elif fault == "429":
+                wait = {} if self.retry_after_s is None else {"retry-after": str(self.retry_after_s)}
+                self.reply(handler, 429, b'{"error": {"message": "injected fault"}}', headers=wait)
+            elif fault == "500":
+                self.reply(handler, 500, b'{"error": {"message": "injected fault"}}')
             elif fault == "401-echo-key":  # a server that quotes the credentials it was sent
                 self.reply(
                     handler,
@@ -218,10 +232,16 @@ class FaultProxy:
 
     @staticmethod
     def reply(
-        handler: BaseHTTPRequestHandler, status: int, data: bytes, content_type: str = "application/json"
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        data: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
     ) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         handler.wfile.write(data)

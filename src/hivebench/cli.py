@@ -25,6 +25,7 @@ from hivebench.view import EpisodeError
 
 DEFAULT_CONFIG = "config/config.yaml"
 DEFAULT_ANCHORS = "config/anchors.yaml"
+BUDGET_EXIT = 75  # EX_TEMPFAIL: a job stopped at a budget; it goes on once the budget is raised
 
 
 def _blocks(args: argparse.Namespace) -> tuple[dict[str, Any], dict[str, list[Any]]]:
@@ -124,8 +125,10 @@ def cmd_episode(args: argparse.Namespace) -> int:
 
 
 def cmd_episodes(args: argparse.Namespace) -> int:
-    from hivebench.cells import job_cells
+    from hivebench.cells import block_specs, job_cells
     from hivebench.engine.jobs import run_job
+    from hivebench.spend.ledger import BudgetReached
+    from hivebench.spend.meter import Meter, Settings, metering
     from hivebench.store import write_json
 
     spec = json.loads(args.spec)
@@ -140,11 +143,21 @@ def cmd_episodes(args: argparse.Namespace) -> int:
     # A job cancelled by Snakemake or SLURM gets SIGTERM: record it as failed rather than vanish.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     started = time.perf_counter()
+    first = block_specs(spec)[0]
     try:
-        computed = run_job(spec, args.summary)
+        with metering(Meter(first["study"], first["method"]["name"], Settings.read())) as meter:
+            computed = run_job(spec, args.summary)
+    except BudgetReached as reached:
+        # Not a failure: the cells it could not finish are unfinished, their paid calls in the cache.
+        record("stopped", exit=BUDGET_EXIT, error=str(reached), finished=_now())
+        meter.progress.show()
+        print(f"{args.summary}: stopped: {reached}", file=sys.stderr)
+        return BUDGET_EXIT
     except BaseException as exc:
         record("failed", exit=exit_status(exc), error=error_line(exc), finished=_now())
         raise
+    if meter.progress.calls:
+        meter.progress.show()
     ran = job_cells(spec)
     record("done", exit=0, **ran, computed=computed, finished=_now())
     seconds = time.perf_counter() - started
@@ -158,6 +171,7 @@ def cmd_episodes(args: argparse.Namespace) -> int:
 
 def cmd_estimate(args: argparse.Namespace) -> int:
     from hivebench.estimate import estimate, table, totals
+    from hivebench.spend.run import budget_lines
 
     config, blocks = _blocks(args)
     rows = estimate([block for study_jobs in blocks.values() for job in study_jobs for block in job.blocks])
@@ -167,6 +181,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         print(table(rows, config["prices"]))
         print()
         print(totals(rows, config["prices"]))
+    lines, _ = budget_lines(config, blocks)
+    if lines:
+        print()
+        print("\n".join(lines))
     if config["corpora"]:
         from hivebench.train.estimate import estimates
         from hivebench.train.estimate import table as training_table
@@ -178,16 +196,24 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from hivebench.status import lock_note, status, table
+    from hivebench.spend.ledger import SPEND_DIR, by_method, read_ledger
+    from hivebench.spend.run import budget_lines
+    from hivebench.status import lock_note, spend_table, status, table
 
     config, blocks = _blocks(args)
     report = status(blocks, config["prices"], pages=bool(config["report"]["episode_pages"]))
     lock = lock_note()
+    spend = by_method(read_ledger(SPEND_DIR / "ledger.json")["spent"])
+    budgets, _ = budget_lines(config, blocks)
     if args.json:
-        print(json.dumps({"cells": report.rows, "problems": report.problems, "lock": lock}, indent=1))
+        shown = {"cells": report.rows, "spend": spend, "budgets": budgets, "problems": report.problems, "lock": lock}
+        print(json.dumps(shown, indent=1))
         return 0
     print(table(report.rows, "tsv" if args.tsv else "plain"))
-    notes = [*report.problems, *([lock] if lock else [])]
+    if spend and not args.tsv:
+        print(f"\nspent on calls to model servers (the ledger, {SPEND_DIR}/ledger.json; unfinished cells' calls too):")
+        print(spend_table(spend))
+    notes = [*budgets, *report.problems, *([lock] if lock else [])]
     for note in notes:  # scripts reading the TSV get them on standard error
         print(note, file=sys.stderr if args.tsv else sys.stdout)
     return 0

@@ -622,6 +622,7 @@ def _cross_reference_problems(config: Config, base: Path) -> Iterator[str]:
     from hivebench.suite import TaskParamError
 
     yield from _name_problems(config)
+    yield from _spend_problems(config)
     yield from _perturbation_entry_problems(config, base)
     yield from _anchor_problems(config, base)
     yield from _viewset_problems(config)
@@ -895,6 +896,31 @@ def tasks_per_job(method: dict[str, Any], suite: str) -> int:
     if "tasks_per_job" in method:
         return method["tasks_per_job"]
     return 1 if METHODS[method["kind"]].impl(suite).calls_models else CLASSICAL_TASKS_PER_JOB
+
+
+def served_models(config: Config, name: str) -> list[str]:
+    """The models a method calls at a server (backend openai), its replicates' and members' too."""
+    method = config["methods"][name]
+    if method["kind"] == "mixed":
+        return [model for member in method["members"] for model in served_models(config, member)]
+    models = [entry["model"] for _, entry in replicate_entries(method) if entry.get("backend") == "openai"]
+    return list(dict.fromkeys(models))
+
+
+def _spend_problems(config: Config) -> Iterator[str]:
+    """A dollar budget over a study whose method calls a server model that `prices` does not price."""
+    for study_name, study in config["studies"].items():
+        for where in ("spend.budget", f"studies.{study_name}.budget"):
+            budget = config["spend"].get("budget") if where == "spend.budget" else study.get("budget")
+            if budget is None or "usd" not in budget:
+                continue
+            for method in study["methods"]:
+                for model in served_models(config, method) if method in config["methods"] else []:
+                    if model not in config["prices"]:
+                        yield (
+                            f"{where}.usd: study {study_name}'s method {method} calls {model} at a server, and "
+                            f"prices has no entry for {model}: a dollar budget cannot count its calls"
+                        )
 
 
 def replicate_entries(method: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:

@@ -30,6 +30,7 @@ class Estimate:
     calls_bound: int = 0
     input_tokens_bound: int = 0
     output_tokens_bound: int = 0
+    server: bool = False  # its model is called at a server (hivebench.spend counts its calls)
 
     @property
     def label(self) -> str:
@@ -76,6 +77,7 @@ def estimate(blocks: list[Block]) -> list[Estimate]:
                 one.memory_mb,
                 replicate,
                 *(count * k for count in bound),
+                one.server,
             )
         )
     return rows

@@ -45,6 +45,7 @@ class CellEstimate:
     # at most, the input tokens of the one more call each call may take (a repair, a regeneration), summed
     again_input_tokens: int = 0
     resends: int = 0  # times a backend may send a call again (a remote backend's `max_retries`)
+    server: bool = False  # its model is called at a server (a call that costs; hivebench.spend)
 
     def bound(self) -> tuple[int, int, int]:
         """(calls, input tokens, output tokens) with each call the estimate renders followed by one more
@@ -81,7 +82,12 @@ def again_tokens(count: Any, requests: list[Any], again: Any, max_tokens: int) -
 
 def resends(params: dict[str, Any]) -> int:
     """How often a method's backend may send a call again: a remote backend's `max_retries`."""
-    return int(params.get("max_retries", 0)) if params["backend"] == "openai" else 0
+    return int(params.get("max_retries", 0)) if served(params) else 0
+
+
+def served(params: dict[str, Any]) -> bool:
+    """Whether a method's model is called at a server (OpenAI-compatible), not loaded here."""
+    return params["backend"] == "openai"
 
 
 class MethodHooks:

@@ -11,6 +11,8 @@ failed:   not done, and the last run of its job failed (the job's record: exit s
           line) or was killed (the record says running, on this host, and its process is gone);
 interrupted: not done, and its job was running when the Snakemake run that started it was killed
           (Snakemake's mark of its output is left in .snakemake/incomplete/, and no Snakemake runs here);
+unfinished: not done, and the last run of its job stopped at a budget (hivebench.spend): the calls it
+          paid for are in the cell's response cache, and a rerun with more budget goes on from them;
 running:  not done, and its job is running (Snakemake's mark, or its job's record, says so);
 pending:  the rest (never run, or stale after a parameter change).
 """
@@ -33,7 +35,7 @@ from hivebench.models import token_cost
 from hivebench.paths import cell_files, cell_path
 from hivebench.store import stored_summary
 
-STATES = ("done", "damaged", "failed", "interrupted", "running", "pending")
+STATES = ("done", "damaged", "failed", "interrupted", "unfinished", "running", "pending")
 COLUMNS = ("study", "method", "cells", *STATES, "llm_calls", "input_tokens", "output_tokens", "cost_usd")
 LOCKS = Path(".snakemake/locks")
 # Snakemake marks each output of a job it starts here, and removes the mark when the job ends (done or
@@ -48,7 +50,7 @@ class Report:
 
 
 def job_state(job: Job, started: frozenset[str] = frozenset(), live: bool = False) -> tuple[str | None, str]:
-    """(failed | interrupted | running | None, what to tell) from Snakemake's marks of the outputs of
+    """(failed | interrupted | unfinished | running | None, what to tell) from Snakemake's marks of the outputs of
     the jobs it started and has not seen end (`started`; `live`: a Snakemake run holds this directory),
     else from the record the job's last run wrote."""
     where = f"job {job.summary_path}"
@@ -58,6 +60,8 @@ def job_state(job: Job, started: frozenset[str] = frozenset(), live: bool = Fals
     record = job_record(job)
     if record.get("state") == "failed":
         return "failed", f"{where}: failed (exit {record.get('exit')}): {record.get('error', '')}"
+    if record.get("state") == "stopped":
+        return "unfinished", f"{where}: stopped at a budget: {record.get('error', '')}"
     if record.get("state") == "running":
         if record.get("host") == socket.gethostname() and not _alive(record.get("pid")):
             return "failed", f"{where}: killed (process {record.get('pid')} is gone without an exit status)"
@@ -128,7 +132,7 @@ def status(jobs: dict[str, list[Job]], prices: dict[str, dict[str, float]], page
                     row[key] += summary.get(key, 0)
                 if price and "input_tokens" in summary:
                     row["cost_usd"] += token_cost(price, summary["input_tokens"], summary["output_tokens"])
-            if problem and state in ("failed", "interrupted"):
+            if problem and state in ("failed", "interrupted", "unfinished"):
                 problems.append(problem)
     return Report([{"study": s, "method": m, **counts} for (s, m), counts in rows.items()], problems)
 
@@ -167,6 +171,14 @@ def _snakemake_processes_here() -> list[int]:
         if process.info["cwd"] == here and any(Path(part).name == "snakemake" for part in cmdline[:3]):
             found.append(process.info["pid"])
     return found
+
+
+def spend_table(rows: list[dict[str, Any]]) -> str:
+    """The ledger's rows (hivebench.spend.ledger.by_method) as an aligned table."""
+    from tabulate import tabulate
+
+    columns = ("study", "method", "calls", "input_tokens", "output_tokens", "usd")
+    return tabulate([[row[c] for c in columns] for row in rows], headers=columns, floatfmt=".4f")
 
 
 def table(rows: list[dict[str, Any]], style: str = "plain") -> str:

@@ -15,6 +15,7 @@ from hivebench.engine.writer import write_episode
 from hivebench.ids import digest
 from hivebench.paths import cell_files, cell_path, table_fields
 from hivebench.perturb import axis
+from hivebench.spend.meter import current
 from hivebench.store import reap_temps, verified_summary, write_atomic
 
 
@@ -56,8 +57,13 @@ def play_block_cells(spec: dict[str, Any], rows: list[dict[str, Any]]) -> int:
     # The missing cells are played together, up to LOCKSTEP_AGENTS agents at once; each group's cells
     # are written as soon as it ends (a killed job keeps them).
     size = max(1, LOCKSTEP_AGENTS // shared["population"])
+    meter = current()
+    if meter is not None:
+        meter.progress.cells += len(missing)
     for group in (missing[start : start + size] for start in range(0, len(missing), size)):
         for cell, record in zip(group, play_block(group)):
             summaries[cell["seed"]] = write_episode(cell, cell_path(cell), record)
+            if meter is not None:
+                meter.progress.cells_done += 1
     rows += [summary_row(cell, digest(cell), summaries[cell["seed"]]) for cell in cells]
     return len(missing)

@@ -18,6 +18,7 @@ from jsonschema import Draft202012Validator
 
 from hivebench.models import MALFORMED, Backend, ChatRequest, ChatResult, Message, Usage
 from hivebench.models.cache import ResponseCache
+from hivebench.spend.meter import current
 
 VALID, REPAIRED, FALLBACK = "valid", "repaired", "fallback"
 log = logging.getLogger("hivebench.llm")
@@ -122,12 +123,17 @@ class Decider:
         keys = self.keys(requests)
         results = [self.caches[e].get(k) for k, e in zip(keys, episodes)]
         missing = [i for i, r in enumerate(results) if r is None]
+        meter = current()
+        if meter is not None:
+            meter.progress.tick(replayed=len(requests) - len(missing))
         if missing:
 
             def store(index: int, result: ChatResult) -> None:
                 asked = missing[index]
                 self.caches[episodes[asked]].put(keys[asked], result, self.backend.model, requests[asked].messages)
                 self.calls_made += 1
+                if meter is not None:
+                    meter.progress.called(result.usage)
 
             fresh = self.backend.complete([requests[i] for i in missing], store)
             for i, result in zip(missing, fresh):

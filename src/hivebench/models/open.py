@@ -94,6 +94,7 @@ def _open(settings_json: str) -> Backend:
         timeout_s=settings["timeout_s"],
         retry=RetryPolicy(max_retries=settings["max_retries"], total_s=settings["retry_total_s"]),
         label=model_label(settings),
+        priced=settings["model"],
     )
 
 

@@ -27,9 +27,11 @@ from hivebench.models import (
     OnResult,
     Usage,
 )
+from hivebench.spend.meter import Gate, current
 
 log = logging.getLogger("hivebench.llm")
 
+LAPSE_MARGIN_S = 60.0
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 NO_KEY = "unused"  # servers started without --api-key accept any key; the client insists on one
 
@@ -79,9 +81,11 @@ class OpenAIBackend:
         timeout_s: float = 120.0,
         retry: RetryPolicy = RetryPolicy(),  # frozen: one shared default is safe
         label: str | None = None,
+        priced: str | None = None,
     ):
         self.served = model  # the name the requests ask for (a LoRA module's, where one is served)
         self.model = label or model  # what the replies are cached under (an adapter's digest with it)
+        self.priced = priced or model  # its name in the config's `prices` (an adapter's base model)
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.concurrency = concurrency
@@ -106,10 +110,14 @@ class OpenAIBackend:
         key = self._api_key()
         client = AsyncOpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=self.timeout_s)
         limit = asyncio.Semaphore(self.concurrency)
+        meter = current()
+        # A hold outlives its call only where the job died: it lapses after the call's longest time.
+        lapse_s = self.retry.total_s + self.timeout_s + LAPSE_MARGIN_S
+        gate = None if meter is None else meter.gate(self.base_url, self.served, self.priced, lapse_s)
 
         async def one(index: int, request: ChatRequest) -> ChatResult:
             async with limit:
-                result = await self._call(client, request)
+                result = await self._call(client, request, gate)
             on_result(index, result)
             return result
 
@@ -145,7 +153,20 @@ class OpenAIBackend:
             arguments["top_p"] = request.sampling.top_p
         return arguments
 
-    async def _call(self, client: Any, request: ChatRequest) -> ChatResult:
+    async def _call(self, client: Any, request: ChatRequest, gate: Gate | None) -> ChatResult:
+        """The request's reply; held against the budgets and paced at its endpoint's rate limit where
+        the job has a meter (`gate`), and settled in the ledger at what it cost."""
+        if gate is None:
+            return await self._send(client, request, None)
+        hold = await gate.hold(request)
+        result = None
+        try:
+            result = await self._send(client, request, gate)
+        finally:
+            gate.settle(hold, None if result is None else result.usage)
+        return result
+
+    async def _send(self, client: Any, request: ChatRequest, gate: Gate | None) -> ChatResult:
         import openai
 
         rng = random.Random(request.sample)  # backoff jitter, reproducible per request
@@ -153,6 +174,8 @@ class OpenAIBackend:
         retries = 0
         while True:
             mode = "text" if request.schema is None else self.mode
+            if gate is not None:
+                await gate.paced(request)
             try:
                 response = await client.chat.completions.create(**self._arguments(request, mode))
                 break
@@ -175,7 +198,10 @@ class OpenAIBackend:
                     raise BackendError(
                         f"{self.base_url}: gave up after {retries} retries in {elapsed:.1f} s: {exc}"
                     ) from exc
-                wait = self.retry.delay(retries, rng, retry_after_s(exc))
+                asked = retry_after_s(exc)
+                if gate is not None and asked is not None:
+                    gate.hold_off(min(asked, self.retry.cap_s))  # every job's calls to the endpoint wait too
+                wait = self.retry.delay(retries, rng, asked)
                 await asyncio.sleep(min(wait, max(0.0, self.retry.total_s - elapsed)))
                 retries += 1
         latency = time.perf_counter() - started

@@ -106,6 +106,43 @@ def trainings_html(config: dict[str, Any]) -> str:
     )
 
 
+def spend_html(config: dict[str, Any], root: Path) -> str:
+    """What the ledger counts as spent on calls to model servers, per study and method, and each
+    budget's part of it (docs/spend.md); nothing where no call was made."""
+    from hivebench.spend.ledger import AMOUNTS, SPEND_DIR, amount_text, by_method, read_ledger, sums
+    from hivebench.spend.run import settings_of
+
+    spent = read_ledger(root / SPEND_DIR / "ledger.json")["spent"]
+    rows = by_method(spent)
+    if not rows:
+        return ""
+    e = html.escape
+    body = "".join(
+        f"<tr><td>{e(r['study'])}</td><td>{e(r['method'])}</td><td>{r['calls']:,}</td>"
+        f"<td>{r['input_tokens']:,} in / {r['output_tokens']:,} out</td><td>{r['usd']:.4f} USD</td></tr>"
+        for r in rows
+    )
+    budgets = settings_of(config).budgets
+    scopes = [("the run (spend.budget)", budgets.run, None)] if budgets.run.capped else []
+    scopes += [(f"study {s} (studies.{s}.budget)", b, s) for s, b in budgets.studies.items() if b.capped]
+    items = []
+    for name, budget, study in scopes:
+        used = sums(spent, study)
+        parts = [
+            f"{amount_text(k, getattr(used, k))} of {amount_text(k, cap)}"
+            for k in AMOUNTS
+            if (cap := getattr(budget, k)) is not None
+        ]
+        items.append(f"<li>{e(name)}: {e('; '.join(parts))} spent</li>")
+    return (
+        "<h2>Spend</h2><p>Calls to model servers as the ledger counts them (results/spend/ledger.json: "
+        "unfinished cells' calls too, a replayed call never again); <code>hivebench status</code> adds "
+        "each budget's bound for the cells still to run.</p>"
+        '<table class="data landing"><thead><tr><th>study</th><th>method</th><th>calls</th><th>tokens</th>'
+        f"<th>cost</th></tr></thead><tbody>{body}</tbody></table>" + (f"<ul>{''.join(items)}</ul>" if items else "")
+    )
+
+
 def render_landing(config: dict[str, Any], source: str, out: str | Path, root: str | Path = ".") -> Path:
     """Write the landing page to `out` (its links are relative to it: reports/<study>/index.html)."""
     path = Path(out)
@@ -133,6 +170,7 @@ tables beside the published ones, its charts and its episode pages; calls, token
 over its episodes' summaries (a call answered from the response cache counts as it did when made).</p>
 <table class="data landing"><thead><tr>{"".join(f"<th>{e(h)}</th>" for h in header)}</tr></thead>
 <tbody>{body}</tbody></table>
+{spend_html(config, Path(root))}
 {trainings_html(config)}
 </body></html>
 """

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any
 
 from hivebench.agents.llm.agent import LLMAgent, prompt_protocol
-from hivebench.method import CellEstimate, again_tokens, resends
+from hivebench.method import CellEstimate, again_tokens, resends, served
 from hivebench.models import ChatRequest
 from hivebench.models.decide import repair_request
 from hivebench.models.memory import memory_mb, model_config
@@ -123,5 +123,13 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     memory = None if config is None else job_memory_mb(shared, seeds, max(counts, default=0), config)
     calls = len(counts)
     return CellEstimate(
-        params["model"], calls, sum(counts), calls * max_tokens, approximate, memory, again, resends(params)
+        params["model"],
+        calls,
+        sum(counts),
+        calls * max_tokens,
+        approximate,
+        memory,
+        again,
+        resends(params),
+        served(params),
     )

@@ -61,6 +61,7 @@ class MixedHooks(MethodHooks):
             memory_mb=max((one.memory_mb for one, _ in parts if one.memory_mb is not None), default=None),
             again_input_tokens=sum(round(one.again_input_tokens * share) for one, share in parts),
             resends=max(one.resends for one, _ in parts),
+            server=any(one.server for one, _ in parts),
         )
 
 

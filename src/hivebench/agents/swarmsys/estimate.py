@@ -19,7 +19,7 @@ from hivebench.agents.swarmsys.agent import SwarmSys
 from hivebench.agents.swarmsys.prompts import ROLE_RULES
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
-from hivebench.method import CellEstimate, again_tokens, resends
+from hivebench.method import CellEstimate, again_tokens, resends, served
 from hivebench.models import ChatRequest, ChatResult, OnResult, Usage
 from hivebench.models.decide import repair_request
 from hivebench.seeding import Streams
@@ -77,4 +77,5 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
         None,
         again,
         resends(params),
+        served(params),
     )

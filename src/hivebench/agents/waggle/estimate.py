@@ -25,7 +25,7 @@ from hivebench.agents.waggle.prompt import messages, record_schema
 from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
 from hivebench.ids import canonical_json
-from hivebench.method import CellEstimate, again_tokens, resends
+from hivebench.method import CellEstimate, again_tokens, resends, served
 from hivebench.models import ChatRequest, Sampling
 from hivebench.models.memory import memory_mb
 from hivebench.registry import SUITE_OBJECTS
@@ -63,7 +63,9 @@ def cell_estimate(shared: dict[str, Any], seeds: int) -> CellEstimate:
     config = local_model_config(params)
     rows = seeds * shared["population"]
     memory = None if config is None else job_memory(config, params, rows, longest)
-    return CellEstimate(params["model"], views, tokens, views * max_tokens, approximate, memory, again, resends(params))
+    return CellEstimate(
+        params["model"], views, tokens, views * max_tokens, approximate, memory, again, resends(params), served(params)
+    )
 
 
 @cache  # replicates that differ only by their model (LoRA adapters), and a cell in several studies, count once
