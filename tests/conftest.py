@@ -126,6 +126,34 @@ def write_config(path: Path, config: dict[str, Any]) -> Path:
     return path
 
 
+def served_study(workdir: Path, base_url: str, population: int = 3, seeds: int = 4, **spend: Any) -> None:
+    """A LoopBench study of the tiny model served at `base_url`, a job per seed, priced, with `spend`
+    settings (a progress line every second)."""
+    config = {
+        "tasks": {"cycle": {"kind": "coloring", "steps": 4}},
+        "methods": {
+            "tiny": {
+                "kind": "llm",
+                "backend": "openai",
+                "model": "tiny",
+                "base_url": base_url,
+                "notes_chars": 16,
+                "max_tokens": 40,
+                "history": 1,
+                "timeout_s": 60,
+                "max_retries": 4,
+                "seeds_per_job": 1,
+            }
+        },
+        "prices": {"tiny": {"input": 1.0, "output": 2.0}},  # USD per million tokens
+        "spend": {"progress_s": 1, **spend},
+        "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [population], "seeds": seeds}},
+        "report": {"bootstrap_resamples": 200, "episode_pages": 0},
+    }
+    workdir.mkdir(parents=True, exist_ok=True)
+    write_config(workdir / "config.yaml", config)
+
+
 def snakemake_command(workdir: Path, *args: str) -> list[str]:
     """The workflow run from a study folder with the config.yaml in it (this interpreter's Snakemake)."""
     folder = ["--directory", str(workdir), "--configfile", str(workdir / "config.yaml")]

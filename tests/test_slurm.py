@@ -1,18 +1,24 @@
 """The workflow on a real single-node SLURM cluster (scripts/slurm-cluster.sh: Debian's slurm-wlm and
 munge), through `snakemake --profile profiles/slurm`: results equal a local run's byte for byte, and a
-job cancelled with scancel is retried with no partial file left."""
+job cancelled with scancel is retried with no partial file left; jobs on the cluster share one spend
+ledger and one rate limit with the run."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, snakemake_command, with_model, write_config
+from conftest import REPO, require_vllm, served_study, snakemake_command, with_model, write_config
+from servers import FaultProxy, start_vllm, stop_vllm
+
+from hivebench.spend.ledger import read_ledger
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slurm]
 
@@ -129,3 +135,33 @@ def test_a_cancelled_job_is_resubmitted_and_leaves_no_partial_file(slurm: Path, 
     assert f"SLURM-job '{cancelled}' failed" in output and "CANCELLED" in output
     assert len(cell_files(work)) == 6
     assert not [p for p in work.rglob("*.tmp")], "an interrupted write left a partial file"
+
+
+@pytest.fixture(scope="module")
+def served(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """vLLM serving the tiny model, started for this module (the session's server lives on another
+    pytest-xdist worker: this module's tests share the cluster, which one worker starts)."""
+    require_vllm()
+    process, url = start_vllm(tiny_model, "tiny", tmp_path_factory.mktemp("vllm") / "server.log")
+    yield url
+    stop_vllm(process)
+
+
+@pytest.mark.vllm
+def test_slurm_jobs_share_one_ledger_and_one_rate_limit(slurm: Path, served: str, tmp_path: Path) -> None:
+    proxy = FaultProxy(served)
+    try:
+        limit = {"base_url": proxy.url, "model": "tiny", "requests_per_minute": 90}
+        served_study(tmp_path, proxy.url, population=4, seeds=2, rate_limits=[limit])
+        run = snakemake(tmp_path, *PROFILE)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    finally:
+        proxy.stop()
+    records = [json.loads(p.read_text()) for p in (tmp_path / "logs/episodes").rglob("*.job.json")]
+    assert len(records) == 2 and all(r["state"] == "done" for r in records)
+    assert len(set(re.findall(r"SLURM jobid (\d+)", run.stdout + run.stderr))) >= 2  # both on the cluster
+    ledger = read_ledger(tmp_path / "results/spend/ledger.json")
+    assert ledger["spent"]["s"]["tiny"]["tiny"]["calls"] == proxy.forwarded and ledger["held"] == {}
+    times = sorted(proxy.arrivals)
+    rate = (len(times) - 1) / (times[-1] - times[0]) * 60
+    assert len(times) >= 32 and 0.9 * 90 <= rate <= 1.1 * 90, (len(times), rate)

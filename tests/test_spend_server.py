@@ -9,41 +9,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import snakemake_command, write_config
+from conftest import served_study, snakemake_command
 from servers import FaultProxy
 
 from hivebench.spend.ledger import Charge, read_ledger, sums
 
 pytestmark = [pytest.mark.vllm, pytest.mark.workflow]
-
-
-def study(workdir: Path, base_url: str, population: int = 3, seeds: int = 4, **spend: Any) -> None:
-    config = {
-        "tasks": {"cycle": {"kind": "coloring", "steps": 4}},
-        "methods": {
-            "tiny": {
-                "kind": "llm",
-                "backend": "openai",
-                "model": "tiny",
-                "base_url": base_url,
-                "notes_chars": 16,
-                "max_tokens": 40,
-                "history": 1,
-                "timeout_s": 60,
-                "max_retries": 4,
-                "seeds_per_job": 1,
-            }
-        },
-        "prices": {"tiny": {"input": 1.0, "output": 2.0}},  # USD per million tokens
-        "spend": {"progress_s": 1, **spend},
-        "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [population], "seeds": seeds}},
-        "report": {"bootstrap_resamples": 200, "episode_pages": 0},
-    }
-    workdir.mkdir(parents=True, exist_ok=True)
-    write_config(workdir / "config.yaml", config)
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -70,7 +43,7 @@ def hivebench(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_budget_reached_mid_run_stops_it_cleanly_and_a_higher_one_goes_on(vllm_server: str, tmp_path: Path) -> None:
     proxy = FaultProxy(vllm_server)
     try:
-        study(tmp_path, proxy.url, budget={"usd": 0.02}, over_estimate="go")
+        served_study(tmp_path, proxy.url, budget={"usd": 0.02}, over_estimate="go")
         stopped = snakemake(tmp_path)
         assert stopped.returncode != 0
         assert "stopped at a budget" in stopped.stderr and "Raise usd there and rerun" in stopped.stderr
@@ -91,7 +64,7 @@ def test_a_budget_reached_mid_run_stops_it_cleanly_and_a_higher_one_goes_on(vllm
         assert hivebench(tmp_path, "verify").returncode == 0  # nothing on disk is damaged
         made = proxy.forwarded
 
-        study(tmp_path, proxy.url, budget={"usd": 1.0})
+        served_study(tmp_path, proxy.url, budget={"usd": 1.0})
         finished = snakemake(tmp_path)
         assert finished.returncode == 0, finished.stderr[-3000:]
         keys = cached_keys(tmp_path)
@@ -111,7 +84,7 @@ def test_parallel_jobs_share_one_rate_limit(vllm_server: str, tmp_path: Path) ->
     proxy = FaultProxy(vllm_server)
     try:
         limit = {"base_url": proxy.url, "model": "tiny", "requests_per_minute": 90}
-        study(tmp_path, proxy.url, population=4, seeds=2, rate_limits=[limit])
+        served_study(tmp_path, proxy.url, population=4, seeds=2, rate_limits=[limit])
         run = snakemake(tmp_path)
         assert run.returncode == 0, run.stderr[-3000:]
     finally:
@@ -124,7 +97,7 @@ def test_parallel_jobs_share_one_rate_limit(vllm_server: str, tmp_path: Path) ->
 def test_a_retry_after_slows_every_job(vllm_server: str, tmp_path: Path) -> None:
     proxy = FaultProxy(vllm_server, fault=lambda number, body: "429" if number == 12 else None, retry_after_s=3)
     try:
-        study(tmp_path, proxy.url, population=4, seeds=2)
+        served_study(tmp_path, proxy.url, population=4, seeds=2)
         run = snakemake(tmp_path)
         assert run.returncode == 0, run.stderr[-3000:]
     finally:
