@@ -2,8 +2,8 @@
 meter (the baseline), measured in the same run.
 
 A LoopBench job block of the tiny random model served by vLLM's CPU build (tests/tiny_model.py; needs
-`make vllm`): --seeds episodes of C--agents for --rounds rounds, one call per agent and round (1,000
-calls at the defaults), each request with its own sample index.
+`make vllm`): --seeds episodes of C--agents for --rounds rounds, one call per live agent and round and
+one per repair (about 1,000 calls at the defaults), each request with its own sample index.
 1. The calls made: the block played against the server with a fresh response cache, with the meter
    (every call held in the ledger, paced at its endpoint's schedule, settled) and without, alternating
    --repeats times; and the meter's own seconds per call (hold, pace, settle) timed on their own.
@@ -87,7 +87,6 @@ def main() -> None:
         sys.exit(f"no vLLM at {VLLM_PYTHON}: run `make vllm`")
     scratch = Path(tempfile.mkdtemp())
     process, url = start_vllm(build(scratch / "tiny"), "tiny", scratch / "vllm.log")
-    calls = args.seeds * args.agents * args.rounds
     try:
         cells = block_cells(url + "/v1", args.seeds, args.agents, args.rounds, scratch)
         made: dict[bool, list[float]] = {True: [], False: []}
@@ -102,12 +101,13 @@ def main() -> None:
         for repeat in range(args.replays):
             for metered in (repeat % 2 == 0, repeat % 2 == 1):
                 replayed[metered].append(play(cells, filled, metered))
+        calls = sum(len(path.read_text().splitlines()) for path in filled.rglob("*.calls.jsonl"))
         per_call = gate_seconds(scratch, calls)
     finally:
         os.chdir(REPO)
         stop_vllm(process)
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"{calls} calls: C{args.agents}, {args.seeds} seeds x {args.rounds} rounds, vLLM CPU build, tiny model")
+    print(f"{calls} calls made (C{args.agents}, {args.seeds} seeds x {args.rounds} rounds), vLLM CPU build, tiny model")
     for name, runs in (("made", made), ("replayed from the response cache", replayed)):
         on, off = statistics.median(runs[True]), statistics.median(runs[False])
         print(
