@@ -219,6 +219,44 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_counterfactual(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from hivebench.cells import resolved_methods
+    from hivebench.counterfactual import CounterfactualError, forecast, recorded_replies, replay, swapped_cell
+    from hivebench.paths import calls_path, cell_path
+    from hivebench.spend.meter import Meter, Settings, metering
+    from hivebench.store import CELL_KEY
+
+    metadata = pq.read_schema(args.cell).metadata or {}
+    if CELL_KEY not in metadata:
+        raise CounterfactualError(f"{args.cell}: not a hivebench episode file (no cell in its metadata)")
+    cell = json.loads(metadata[CELL_KEY])
+    config = load(args.config or DEFAULT_CONFIG)
+    swaps = {}
+    for swap in args.swap:
+        agents, _, name = swap.partition("=")
+        if name not in config["methods"] or not all(a.strip().isdigit() for a in agents.split(",")):
+            raise CounterfactualError(f"--swap {swap}: give AGENTS=METHOD, a method of the config (e.g. 0,3=soft_fp)")
+        method = resolved_methods(config, name, cell["suite"], Path(args.config or DEFAULT_CONFIG).parent)[0][1]
+        swaps.update({int(agent): method for agent in agents.split(",")})
+    swapped = swapped_cell(cell, swaps)
+    cache = Path(calls_path(cell))
+    if not cache.exists():
+        raise CounterfactualError(f"{cache}: no response cache beside the cell (run from the workflow's folder)")
+    expected = forecast(swapped, cache, recorded_replies(cell, cache))
+    print(
+        f"{cell_path(swapped)}: forecast {expected.new_calls} new calls (if each new reply acts as its agent's "
+        f"original did), at most {expected.at_most}"
+    )
+    if args.forecast:
+        return 0
+    with metering(Meter(cell["study"], swapped["method"]["name"], Settings.read())):
+        _, made = replay(swapped, cache)
+    print(f"{cell_path(swapped)}: {made} new calls made")
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from hivebench.damage import pages_folder_damage
     from hivebench.status import running_snakemake
@@ -653,6 +691,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", help="JSON record of this run (state, host, pid, exit status, error line)")
     p.set_defaults(func=cmd_episodes)
 
+    p = sub.add_parser(
+        "counterfactual",
+        help="replay a finished LLM cell with some agents switched to another method; forecast its new calls first",
+    )
+    p.add_argument("cell", help="the cell's episode file (results/episodes/.../s<seed>.parquet)")
+    p.add_argument("--swap", action="append", required=True, help="AGENTS=METHOD, e.g. 0=soft_fp or 0,3=soft_fp")
+    p.add_argument("--config", "-c", help=f"the config that names the methods (default: {DEFAULT_CONFIG})")
+    p.add_argument("--forecast", action="store_true", help="only forecast the new calls; make none")
+    p.set_defaults(func=cmd_counterfactual)
+
     p = sub.add_parser("estimate", help="the model calls, tokens and cost a config's LLM cells would need")
     with_config(p, study_filter=True)
     p.set_defaults(func=cmd_estimate)
@@ -822,8 +870,18 @@ def expected_errors() -> tuple[type[Exception], ...]:
     exit 2. (Imported here, not with this module: hivebench.cells loads the registry, and with it the
     installed plug-ins, which `main` loads first to name a broken one.)"""
     from hivebench.cells import CellError
+    from hivebench.counterfactual import CounterfactualError
 
-    return (CellError, TaskParamError, BackendError, AnchorError, EpisodeError, OSError, json.JSONDecodeError)
+    return (
+        CellError,
+        TaskParamError,
+        BackendError,
+        AnchorError,
+        EpisodeError,
+        CounterfactualError,
+        OSError,
+        json.JSONDecodeError,
+    )
 
 
 def exit_status(exc: BaseException) -> int:

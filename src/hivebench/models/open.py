@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -51,9 +52,25 @@ def local_path(model: str) -> Path:
 
 
 def decider_for(params: dict[str, Any], cache_paths: Sequence[str | Path], backend: Backend | None = None) -> Decider:
-    """The method's model behind its cells' response caches (`backend`: one in its place)."""
+    """The method's model behind its cells' response caches (`backend`: one in its place; else the
+    one `answering` put in every model's place, if any)."""
     caches = [ResponseCache(path) for path in cache_paths]
-    return Decider(backend or backend_for(params, caches), caches)
+    return Decider(backend or _answering or backend_for(params, caches), caches)
+
+
+_answering: Backend | None = None
+
+
+@contextlib.contextmanager
+def answering(backend: Backend) -> Iterator[Backend]:
+    """Every decider made inside asks `backend` for what its caches lack, in its model's place (a
+    counterfactual's dry runs: hivebench.counterfactual)."""
+    global _answering
+    _answering = backend
+    try:
+        yield backend
+    finally:
+        _answering = None
 
 
 def backend_for(params: dict[str, Any], caches: Sequence[ResponseCache] = ()) -> Backend:

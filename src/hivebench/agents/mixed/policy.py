@@ -97,7 +97,8 @@ def mixed_policy(cells: list[dict[str, Any]], gate: Any, build: Callable[..., Po
     for i, member in enumerate(members):
         method = member["method"]
         own = [member_cell(cell, member) for cell in cells]
-        stream = "policy" if len(members) == 1 else f"policy/{method['name']}"
+        # A counterfactual's member that plays the cell's own method keeps the stream it drew from alone.
+        stream = member.get("stream") or ("policy" if len(members) == 1 else f"policy/{method['name']}")
         policies.append(build(own, Streams(seeds, stream), live=Members(owner == i, n, gate), forge=gate))
     share_field(policies, Streams(seeds, "policy").child("field"))  # members on the trace field read one another's
     return MixedPopulation(policies, [m["method"]["name"] for m in members], owner, n)
