@@ -482,13 +482,16 @@ def cmd_viewset_decide(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from hivebench.models.scripted import RepliesError
+    from hivebench.spend.meter import Meter, Settings, metering
     from hivebench.waggle.study.viewset import decide, write
 
     out = Path(args.out)
     try:
-        records = decide(
-            pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed
-        )
+        # A view set's calls count in the ledger (and against the run's budget) as `viewsets`, by controller.
+        with metering(Meter("viewsets", f"{out.parent.parent.name}/{out.parent.name}", Settings.read())):
+            records = decide(
+                pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed
+            )
     except RepliesError as exc:  # a scripted file too short: named by its controller's config key too
         raise RepliesError(f"{_controller_key(out)}: {exc}") from None
     write(records, out)
@@ -500,6 +503,7 @@ def cmd_viewset_decide(args: argparse.Namespace) -> int:
 def cmd_corpus_label(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from hivebench.spend.meter import Meter, Settings, metering
     from hivebench.train.label import RULE, acceptance, model_labels, rule_labels
     from hivebench.waggle.study.viewset import write
 
@@ -508,8 +512,9 @@ def cmd_corpus_label(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if teacher == RULE:
         labels = rule_labels(views)
-    else:
-        labels = model_labels(views, teacher, out.with_suffix(".calls.jsonl"), args.seed)
+    else:  # a teacher's calls count in the ledger (and against the run's budget) as `corpora`, by corpus
+        with metering(Meter("corpora", out.parent.name, Settings.read())):
+            labels = model_labels(views, teacher, out.with_suffix(".calls.jsonl"), args.seed)
     write(labels, out)
     write(labels[(labels["split"] == "test") & labels["accepted"]], args.test)
     acceptance(labels).to_csv(args.acceptance, index=False)
@@ -871,8 +876,10 @@ def expected_errors() -> tuple[type[Exception], ...]:
     installed plug-ins, which `main` loads first to name a broken one.)"""
     from hivebench.cells import CellError
     from hivebench.counterfactual import CounterfactualError
+    from hivebench.spend.ledger import BudgetReached
 
     return (
+        BudgetReached,
         CellError,
         TaskParamError,
         BackendError,
