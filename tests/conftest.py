@@ -126,6 +126,12 @@ def write_config(path: Path, config: dict[str, Any]) -> Path:
     return path
 
 
+def smollm2_method(**settings: Any) -> dict[str, Any]:
+    """The local SmolLM2 as a LoopBench LLM method of a test's config (one past round, short notes)."""
+    method = {"kind": "llm", "backend": "transformers", "model": "SmolLM2-135M-Instruct", "history": 1}
+    return {**method, "notes_chars": 16, "max_tokens": 40, **settings}
+
+
 def served_study(workdir: Path, base_url: str, population: int = 3, seeds: int = 4, **spend: Any) -> None:
     """A LoopBench study of the tiny model served at `base_url`, a job per seed, priced, with `spend`
     settings (a progress line every second)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import with_model, write_config
+from conftest import smollm2_method, with_model, write_config
 
 from hivebench.cells import resolved_methods, study_blocks
 from hivebench.config import load
@@ -29,15 +29,7 @@ from hivebench.paths import calls_path, cell_path
 CONFIG = {
     "tasks": {"cycle": {"kind": "coloring", "steps": 6}},
     "methods": {
-        "smollm2": {
-            "kind": "llm",
-            "backend": "transformers",
-            "model": "SmolLM2-135M-Instruct",
-            "history": 1,
-            "notes_chars": 16,
-            "max_tokens": 40,
-            "dtype": "float32",
-        },
+        "smollm2": smollm2_method(dtype="float32"),
         "soft_fp": {"kind": "soft_fp", "p": 0.3},
     },
     "studies": {"s": {"tasks": ["cycle"], "methods": ["smollm2"], "populations": [5], "seeds": 1}},

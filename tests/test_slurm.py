@@ -15,7 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, require_vllm, served_study, snakemake_command, with_model, write_config
+from conftest import (
+    REPO,
+    require_vllm,
+    served_study,
+    smollm2_method,
+    snakemake_command,
+    with_model,
+    write_config,
+)
 from servers import FaultProxy, start_vllm, stop_vllm
 
 from hivebench.spend.ledger import read_ledger
@@ -45,17 +53,8 @@ def study(workdir: Path, llm: bool = True) -> Path:
         "methods": {
             "random": {"kind": "random", "seeds_per_job": 3},
             "soft_fp": {"kind": "soft_fp", "p": 0.3, "seeds_per_job": 3},
-            "smollm2": {
-                "kind": "llm",
-                "backend": "transformers",
-                "model": "SmolLM2-135M-Instruct",
-                "history": 1,
-                "notes_chars": 16,
-                "max_tokens": 40,
-                "dtype": "auto",  # float32 on a CPU without bf16 instructions; the local replay keeps it
-                "seeds_per_job": 1,
-                "resources": {"runtime": 20, "mem_mb": 3000},
-            },
+            # dtype auto: float32 on a CPU without bf16 instructions; the local replay keeps it
+            "smollm2": smollm2_method(dtype="auto", seeds_per_job=1, resources={"runtime": 20, "mem_mb": 3000}),
         },
         "studies": {
             "s": {

@@ -43,6 +43,11 @@ def hivebench(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_budget_reached_mid_run_stops_it_cleanly_and_a_higher_one_goes_on(vllm_server: str, tmp_path: Path) -> None:
     proxy = FaultProxy(vllm_server)
     try:
+        served_study(tmp_path, proxy.url, budget={"usd": 0.02})  # below the estimate's bound
+        refused = snakemake(tmp_path)
+        assert refused.returncode != 0 and "the estimate's bound passes what is left of a budget" in refused.stderr
+        assert proxy.received == 0 and not (tmp_path / "results/episodes").exists()
+
         served_study(tmp_path, proxy.url, budget={"usd": 0.02}, over_estimate="go")
         stopped = snakemake(tmp_path)
         assert stopped.returncode != 0
