@@ -52,14 +52,21 @@ rule all:
         FACTORIAL_REPORTS,
 
 
+import time
+
+RUN_STARTED = []  # when this run's onstart ran: its onerror names the stops of this run's jobs alone
+
+
 # Runs you pay for (docs/spend.md): as a run starts, its budgets, prices and rate limits are written
-# beside the ledger for every job to read, and a run whose estimate passes what is left of a budget
-# does not start; a run that stops because jobs met a budget says so, and how to go on.
+# beside the ledger for every job to read, and a run whose episode jobs' estimate passes what is left of
+# a budget does not start; a run that stops because jobs met a budget says so, and how to go on.
 onstart:
     from hivebench.spend.run import OverEstimate, begin
 
+    RUN_STARTED.append(time.time())
+    running = {str(job.output[0]) for job in workflow.dag.needrun_jobs() if job.rule.name == "episodes"}
     try:
-        for line in begin(CONFIG, JOBS):
+        for line in begin(CONFIG, {s: [j for j in jobs if j.summary_path in running] for s, jobs in JOBS.items()}):
             logger.info(line)
     except OverEstimate as exc:
         raise WorkflowError(str(exc)) from None
@@ -68,6 +75,6 @@ onstart:
 onerror:
     from hivebench.spend.run import stop_note
 
-    note = stop_note(JOBS)
+    note = stop_note(JOBS, RUN_STARTED[0] if RUN_STARTED else 0.0)
     if note:
         logger.error(note)

@@ -82,7 +82,8 @@ def test_a_swapped_agent_replays_the_rest_from_the_cache_as_forecast(
     assert all(first[(1, r["agent"])] == r["reply"] for r in after if r["step"] == 1 and r["agent"] != 0)
     # A rerun makes no call again.
     again = hivebench(tmp_path, "counterfactual", cell_path(cell), "--swap", "0=soft_fp", "-c", "config.yaml")
-    assert "0 new calls made" in again.stdout
+    assert "forecast 0 new calls" in again.stdout and "0 new calls made" in again.stdout
+    assert not list(Path("results/episodes").glob(".dry-*"))  # the dry runs left nothing
 
 
 def test_switches_that_cannot_be_replayed_are_refused_by_name(tmp_path: Path) -> None:

@@ -7,12 +7,14 @@ import json
 import multiprocessing
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import snakemake_command, write_config
 
 from hivebench.config import ConfigError, validate
@@ -47,16 +49,25 @@ def test_a_call_that_fits_only_once_others_settle_waits_and_a_failed_call_costs_
     assert ledger.hold("s", "m", "gpt", Charge(0.6), 60) is not None
 
 
-def test_a_hold_lapses_when_its_process_is_gone_or_its_time_is_up(tmp_path: Path) -> None:
-    ledger = Ledger(Budgets(Budget(usd=1.0)), tmp_path)
+def test_a_hold_lapses_when_its_job_is_gone_or_its_time_is_up_and_counts_at_its_worst(tmp_path: Path) -> None:
+    ledger = Ledger(Budgets(Budget(usd=10.0)), tmp_path)
     dead = subprocess.Popen(["true"])
     dead.wait()
-    ledger.pid = dead.pid  # a hold as a job that has since died would have left it
-    assert ledger.hold("s", "m", "gpt", Charge(0.9), 3600) is not None
-    ledger.pid = os.getpid()
-    assert ledger.hold("s", "m", "gpt", Charge(0.9), 0.05) is not None  # the dead job's hold is dropped
+    ledger.pid = dead.pid  # a hold as a job on this machine that has since died would have left it
+    assert ledger.hold("s", "m", "gpt", Charge(4.0), 3600) is not None
+    ledger.pid, ledger.host = os.getpid(), "another-node"  # a job elsewhere, alive or not: its time counts
+    assert ledger.hold("s", "m", "gpt", Charge(4.0), 0.05) is not None
+    ledger.host = socket.gethostname()
+    mine = ledger.hold("s", "m", "gpt", Charge(1.0), 0.01)  # this job's own hold lapses only with it
     time.sleep(0.1)
-    assert ledger.hold("s", "m", "gpt", Charge(0.9), 60) is not None  # and this one's time is up
+    # Both others' holds lapsed, charged at their worst (their calls may have been billed): 8 of 10 spent.
+    assert ledger.hold("s", "m", "gpt", Charge(1.0), 60) is not None and mine is not None
+    assert sums(read_ledger(ledger.path)["spent"]) == Charge(8.0)
+    assert ledger.hold("s", "m", "gpt", Charge(0.5), 60) is None  # 8 spent and 2 held: wait for them
+    ledger.settle(mine, Charge(0.5))
+    assert sums(read_ledger(ledger.path)["spent"]) == Charge(8.5, 0, 0)
+    with pytest.raises(BudgetReached):
+        ledger.hold("s", "m", "gpt", Charge(1.6), 60)  # whatever settles, 8.5 + 1.6 passes 10
 
 
 def _charge_many(folder: str, study: str, count: int) -> None:
@@ -166,6 +177,11 @@ def test_a_run_whose_bound_passes_the_budget_does_not_start(tmp_path: Path) -> N
     assert refusal is not None, run.stderr[-2000:]
     assert not (tmp_path / "results/episodes").exists()  # not even the classical method's jobs ran
     assert not list((tmp_path / ".snakemake/locks").glob("*"))
+    # A run of the classical method's job alone calls no server: the budget has nothing to refuse.
+    free = next(p for p in job_outputs(tmp_path) if "/random/" in p)
+    alone = subprocess.run(snakemake_command(tmp_path, "--cores", "1", free), capture_output=True, text=True)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    assert "0 cells still to run call servers" in alone.stderr
     estimate = subprocess.run(
         [sys.executable, "-m", "hivebench", "estimate", "config.yaml"],
         cwd=tmp_path,
@@ -178,3 +194,92 @@ def test_a_run_whose_bound_passes_the_budget_does_not_start(tmp_path: Path) -> N
     assert float(refusal.group(1)) == pytest.approx(float(tiny.split("\t")[-1].lstrip("~")), abs=0.005)
     settings = json.loads((tmp_path / "results/spend/settings.json").read_text())
     assert settings["budgets"]["run"] == {"usd": 0.0001, "input_tokens": None, "output_tokens": None}
+
+
+def test_calls_cut_off_mid_flight_count_at_their_worst_and_a_refused_job_makes_no_more(tmp_path: Path) -> None:
+    import asyncio
+
+    from servers import FaultProxy
+
+    from hivebench.models import ChatRequest, Sampling
+    from hivebench.models.remote import OpenAIBackend
+    from hivebench.spend.meter import Meter, Settings, metering, worst_prompt_tokens
+
+    proxy = FaultProxy("127.0.0.1:9", fault=lambda number, body: "hang", hang_s=30)  # never answers
+    requests = [
+        ChatRequest(({"role": "user", "content": f"agent {i}: colour?"},), None, Sampling(max_tokens=20), i)
+        for i in range(3)
+    ]
+    settings = Settings(Budgets(Budget(usd=1.0)), {"gpt": {"input": 2500.0, "output": 2500.0}})
+    backend = OpenAIBackend("gpt", proxy.url, None, timeout_s=60)
+
+    async def cut_off() -> None:
+        task = asyncio.ensure_future(backend._complete_all(requests, lambda i, r: None))
+        while proxy.received < 3:
+            await asyncio.sleep(0.05)
+        task.cancel()  # as a SIGTERM to the job does
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    try:
+        with metering(Meter("s", "m", settings, tmp_path)):
+            asyncio.run(cut_off())
+    finally:
+        proxy.stop()
+    ledger = read_ledger(tmp_path / "ledger.json")
+    worst = sum(worst_prompt_tokens(r) for r in requests)
+    assert ledger["held"] == {} and ledger["spent"]["s"]["m"]["gpt"]["calls"] == 3
+    assert sums(ledger["spent"]) == Charge(pytest.approx((worst + 60) * 2500 / 1e6), worst, 60)
+    # 3 calls at their worst took most of the dollar: the next one does not fit, and none is sent.
+    assert (worst + 60) * 2500 / 1e6 + (worst_prompt_tokens(requests[0]) + 20) * 2500 / 1e6 > 1.0
+    with metering(Meter("s", "m", settings, tmp_path)), pytest.raises(BudgetReached):
+        backend.complete(requests, lambda i, r: None)
+    assert proxy.received == 3
+
+
+def job_outputs(workdir: Path) -> list[str]:
+    """The block summaries (episode jobs' outputs) of the config in `workdir`."""
+    from hivebench.cells import expand_jobs
+
+    config = validate(yaml.safe_load((workdir / "config.yaml").read_text()), str(workdir / "c.yaml"))
+    return [job.summary_path for jobs in expand_jobs(config, str(workdir / "c.yaml")).values() for job in jobs]
+
+
+def test_the_bound_to_go_prices_a_mix_at_its_dearest_model_and_leaves_out_calls_already_paid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hivebench.cells import study_blocks
+    from hivebench.models import ChatResult, Usage
+    from hivebench.models.cache import ResponseCache
+    from hivebench.paths import calls_path
+    from hivebench.spend.bound import bound
+
+    monkeypatch.chdir(tmp_path)
+    config = served_config()
+    config["methods"]["dear"] = {**SERVED, "model": "dear"}
+    config["methods"]["mix"] = {"kind": "mixed", "members": {"tiny": 0.5, "dear": 0.5}}
+    config["prices"]["dear"] = {"input": 10.0, "output": 20.0}  # ten times tiny's
+    config["studies"]["s"]["methods"] = ["tiny", "mix"]
+    blocks = {b.shared["method"]["name"]: b for b in study_blocks(validate(config, "c.yaml"), "s", tmp_path)}
+    tiny, _ = bound([blocks["tiny"]], config["prices"])
+    mix, cells = bound([blocks["mix"]], config["prices"])
+    assert cells == 2 and mix.usd > 5 * tiny.usd  # not $0: the mix's calls priced at dear's price
+    # A call already paid for in a cell's cache is replayed, not paid again: the bound goes down by it.
+    cell = next(blocks["tiny"].cells())
+    cache = ResponseCache(calls_path(cell))
+    cache.put("k1", ChatResult("{}", Usage(input_tokens=300, output_tokens=20)), "tiny")
+    cache.put("k2", ChatResult("{}", Usage(input_tokens=500, output_tokens=30)), "tiny")
+    paid, _ = bound([blocks["tiny"]], config["prices"])
+    assert tiny.usd - paid.usd == pytest.approx((800 * 1.0 + 50 * 2.0) / 1e6)
+    assert (tiny.input_tokens - paid.input_tokens, tiny.output_tokens - paid.output_tokens) == (800, 50)
+
+
+def test_a_ledger_that_is_not_one_is_named_not_a_traceback(tmp_path: Path) -> None:
+    write_config(tmp_path / "config.yaml", served_config(budget={"usd": 1.0}))
+    (tmp_path / "results/spend").mkdir(parents=True)
+    (tmp_path / "results/spend/ledger.json").write_text('{"spent": {"s": ')  # torn by hand
+    status = subprocess.run(
+        [sys.executable, "-m", "hivebench", "status", "config.yaml"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert status.returncode == 2 and "Traceback" not in status.stderr
+    assert "results/spend/ledger.json: not a hivebench spend ledger" in status.stderr

@@ -223,7 +223,14 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from hivebench.cells import resolved_methods
-    from hivebench.counterfactual import CounterfactualError, forecast, recorded_replies, replay, swapped_cell
+    from hivebench.counterfactual import (
+        CounterfactualError,
+        forecast,
+        own_cache,
+        recorded_replies,
+        replay,
+        swapped_cell,
+    )
     from hivebench.paths import calls_path, cell_path
     from hivebench.spend.meter import Meter, Settings, metering
     from hivebench.store import CELL_KEY
@@ -244,7 +251,9 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     cache = Path(calls_path(cell))
     if not cache.exists():
         raise CounterfactualError(f"{cache}: no response cache beside the cell (run from the workflow's folder)")
-    expected = forecast(swapped, cache, recorded_replies(cell, cache))
+    # After an earlier replay, its own cache holds the calls it made too: forecast over it.
+    replayed = Path(own_cache(swapped))
+    expected = forecast(swapped, replayed if replayed.exists() else cache, recorded_replies(cell, cache))
     print(
         f"{cell_path(swapped)}: forecast {expected.new_calls} new calls (if each new reply acts as its agent's "
         f"original did), at most {expected.at_most}"
@@ -487,8 +496,9 @@ def cmd_viewset_decide(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     try:
-        # A view set's calls count in the ledger (and against the run's budget) as `viewsets`, by controller.
-        with metering(Meter("viewsets", f"{out.parent.parent.name}/{out.parent.name}", Settings.read())):
+        # A view set's calls count in the ledger (and against the run's budget) as `@viewsets` (no study's
+        # name: a name starts with a letter or digit), by view set and controller.
+        with metering(Meter("@viewsets", f"{out.parent.parent.name}/{out.parent.name}", Settings.read())):
             records = decide(
                 pd.read_parquet(args.views), json.loads(args.params), out.with_suffix(".calls.jsonl"), args.seed
             )
@@ -512,8 +522,8 @@ def cmd_corpus_label(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if teacher == RULE:
         labels = rule_labels(views)
-    else:  # a teacher's calls count in the ledger (and against the run's budget) as `corpora`, by corpus
-        with metering(Meter("corpora", out.parent.name, Settings.read())):
+    else:  # a teacher's calls count in the ledger (and against the run's budget) as `@corpora`, by corpus
+        with metering(Meter("@corpora", out.parent.name, Settings.read())):
             labels = model_labels(views, teacher, out.with_suffix(".calls.jsonl"), args.seed)
     write(labels, out)
     write(labels[(labels["split"] == "test") & labels["accepted"]], args.test)
@@ -876,10 +886,11 @@ def expected_errors() -> tuple[type[Exception], ...]:
     installed plug-ins, which `main` loads first to name a broken one.)"""
     from hivebench.cells import CellError
     from hivebench.counterfactual import CounterfactualError
-    from hivebench.spend.ledger import BudgetReached
+    from hivebench.spend.ledger import BudgetReached, LedgerError
 
     return (
         BudgetReached,
+        LedgerError,
         CellError,
         TaskParamError,
         BackendError,

@@ -908,7 +908,20 @@ def served_models(config: Config, name: str) -> list[str]:
 
 
 def _spend_problems(config: Config) -> Iterator[str]:
-    """A dollar budget over a study whose method calls a server model that `prices` does not price."""
+    """A dollar budget over a study whose method, or over a view set's controller or a corpus's teacher
+    (the run's budget caps them), calls a server model that `prices` does not price."""
+    if "usd" in config["spend"].get("budget", {}):
+        callers = [
+            (f"view set {name}'s controller", c) for name, v in config["viewsets"].items() for c in v["controllers"]
+        ]
+        callers += [(f"corpus {name}'s teacher", c["teacher"]) for name, c in config["corpora"].items()]
+        for who, method in callers:
+            for model in served_models(config, method) if method in config["methods"] else []:
+                if model not in config["prices"]:
+                    yield (
+                        f"spend.budget.usd: {who} {method} calls {model} at a server, and prices has no entry "
+                        f"for {model}: a dollar budget cannot count its calls"
+                    )
     for study_name, study in config["studies"].items():
         for where in ("spend.budget", f"studies.{study_name}.budget"):
             budget = config["spend"].get("budget") if where == "spend.budget" else study.get("budget")

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +33,7 @@ from hivebench.engine.writer import write_episode
 from hivebench.models import ChatRequest, ChatResult, OnResult, Usage
 from hivebench.models.cache import cache_records
 from hivebench.models.open import answering
-from hivebench.paths import calls_path, cell_path
+from hivebench.paths import EPISODES_DIR, calls_path, cell_path
 from hivebench.registry import METHODS
 from hivebench.spend.meter import Meter, Settings, metering
 
@@ -127,20 +129,23 @@ class Tally:
 
 
 @contextlib.contextmanager
-def dry(backend: Answers) -> Any:
-    """Inside: a scratch working directory, every model answered by `backend`, each batch tallied, and
-    no episode progress logged (a dry run's rounds are not the job's)."""
+def dry(cell: dict[str, Any], backend: Answers) -> Iterator[tuple[dict[str, Any], Tally]]:
+    """Inside: the cell as a scratch study of its own (its caches under results/episodes/<scratch>/,
+    removed after; the same streams: none depends on the study's name), every model answered by
+    `backend`, each batch tallied, no episode progress logged (a dry run's rounds are not the job's)."""
+    scratch = f".dry-{secrets.token_hex(6)}"  # no study's name: a name starts with a letter or digit
     quiet = logging.getLogger("hivebench.llm")
     level = quiet.level
-    with tempfile.TemporaryDirectory() as scratch, contextlib.chdir(scratch), answering(backend):
-        meter = Meter("counterfactual", "dry", Settings(), Path(scratch) / "spend")
+    with tempfile.TemporaryDirectory() as spend, answering(backend):
+        meter = Meter(scratch, "dry", Settings(), Path(spend))
         meter.progress = Tally()  # type: ignore[assignment]  # the Decider's two calls on it, counted
         quiet.setLevel(logging.WARNING)
         try:
             with metering(meter):
-                yield meter.progress
+                yield {**cell, "study": scratch}, meter.progress
         finally:
             quiet.setLevel(level)
+            shutil.rmtree(Path(EPISODES_DIR.split("{study}")[0]) / scratch, ignore_errors=True)
 
 
 def model_of(cache: Path) -> tuple[str, dict[str, ChatResult]]:
@@ -165,28 +170,31 @@ def recorded_replies(cell: dict[str, Any], cache: Path) -> Replies:
     an empty cache, each call answered from `cache`; a counterfactual's, from its own member's)."""
     model, entries = model_of(cache)
     recorder = Recorder(backend_name(cell), model, entries)
-    with dry(recorder):
-        play_block([cell])
+    with dry(cell, recorder) as (scratch, _):
+        play_block([scratch])
     return recorder.replies
 
 
 @dataclass(frozen=True)
 class Forecast:
     new_calls: int  # if each new reply acts as its agent's original reply did
-    at_most: int  # every call from the first changed one on new, each with a repair
+    # every call from the first changed one on new, each with a repair: a bound where an episode asks
+    # as many calls whatever the replies (LoopBench, AgentsNet), an estimate where replies end it sooner
+    # or later or ask more (Silo-Bench's submissions, SwarmSys's events)
+    at_most: int
 
 
 def forecast(swapped: dict[str, Any], cache: Path, replies: Replies) -> Forecast:
-    """The new calls of the counterfactual `swapped` over the original cell's `cache`, each call the
-    cache cannot answer given the reply in `replies` (the original episode's, by sample index)."""
+    """The new calls of the counterfactual `swapped` over `cache` (the original cell's, or the
+    counterfactual's own after a replay), each call the cache cannot answer given the reply in
+    `replies` (the original episode's, by sample index)."""
     model, _ = model_of(cache)
     answers = Answers(backend_name(swapped), model, replies)
-    cache = cache.resolve()  # read from the dry run's scratch folder
-    with dry(answers) as tally:
-        own = Path(own_cache(swapped))
+    with dry(swapped, answers) as (scratch, tally):
+        own = Path(own_cache(scratch))
         own.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cache, own)
-        play_block([swapped])
+        play_block([scratch])
     new = sum(asked for _, asked in tally.batches)
     first = next((i for i, (_, asked) in enumerate(tally.batches) if asked), len(tally.batches))
     return Forecast(new, 2 * sum(hits + asked for hits, asked in tally.batches[first:]))

@@ -66,11 +66,11 @@ def answering(backend: Backend) -> Iterator[Backend]:
     """Every decider made inside asks `backend` for what its caches lack, in its model's place (a
     counterfactual's dry runs: hivebench.counterfactual)."""
     global _answering
-    _answering = backend
+    outer, _answering = _answering, backend
     try:
         yield backend
     finally:
-        _answering = None
+        _answering = outer
 
 
 def backend_for(params: dict[str, Any], caches: Sequence[ResponseCache] = ()) -> Backend:

@@ -27,6 +27,7 @@ from hivebench.models import (
     OnResult,
     Usage,
 )
+from hivebench.spend.ledger import Hold
 from hivebench.spend.meter import Gate, current
 
 log = logging.getLogger("hivebench.llm")
@@ -154,28 +155,38 @@ class OpenAIBackend:
         return arguments
 
     async def _call(self, client: Any, request: ChatRequest, gate: Gate | None) -> ChatResult:
-        """The request's reply; held against the budgets and paced at its endpoint's rate limit where
-        the job has a meter (`gate`), and settled in the ledger at what it cost."""
+        """The request's reply. Where the job has a meter (`gate`): paced at its endpoint's rate limit,
+        then held against the budgets (so no hold waits in the queue), and settled in the ledger at
+        what it cost: nothing where it failed for good, its worst case where it was cut off mid-call
+        (a cancelled job: the server may have billed it)."""
         if gate is None:
-            return await self._send(client, request, None)
+            return await self._send(client, request, None, None)
+        await gate.paced(request)
         hold = await gate.hold(request)
-        result = None
         try:
-            result = await self._send(client, request, gate)
-        finally:
-            gate.settle(hold, None if result is None else result.usage)
+            result = await self._send(client, request, gate, hold)
+        except BackendError:
+            gate.release(hold)
+            raise
+        except BaseException:
+            gate.settle(hold, None)
+            raise
+        gate.settle(hold, result.usage)
         return result
 
-    async def _send(self, client: Any, request: ChatRequest, gate: Gate | None) -> ChatResult:
+    async def _send(self, client: Any, request: ChatRequest, gate: Gate | None, hold: Hold | None) -> ChatResult:
         import openai
 
         rng = random.Random(request.sample)  # backoff jitter, reproducible per request
         started = time.perf_counter()
         retries = 0
+        resent = False
         while True:
             mode = "text" if request.schema is None else self.mode
-            if gate is not None:
+            if gate is not None and hold is not None and resent:  # each resend waits its turn too
                 await gate.paced(request)
+                gate.renew(hold)
+            resent = True
             try:
                 response = await client.chat.completions.create(**self._arguments(request, mode))
                 break

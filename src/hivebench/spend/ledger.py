@@ -72,10 +72,10 @@ class Budgets:
     run: Budget = field(default_factory=Budget)  # the whole results folder: every study together
     studies: dict[str, Budget] = field(default_factory=dict)
 
-    def scopes(self, study: str) -> Iterator[tuple[str, Budget]]:
-        """The capped scopes a call of `study` falls under: ("run", ...) and (the study, ...)."""
+    def scopes(self, study: str) -> Iterator[tuple[str | None, Budget]]:
+        """The capped scopes a call of `study` falls under: (None, the run's) and (the study, its own)."""
         if self.run.capped:
-            yield "run", self.run
+            yield None, self.run
         if study in self.studies and self.studies[study].capped:
             yield study, self.studies[study]
 
@@ -90,10 +90,10 @@ class Budgets:
 class BudgetReached(RuntimeError):
     """A call that would pass a budget: it was not made."""
 
-    def __init__(self, scope: str, amount: str, spent: Charge, budget: Budget, needed: Charge):
+    def __init__(self, scope: str | None, amount: str, spent: Charge, budget: Budget, needed: Charge):
         self.scope, self.amount, self.spent, self.budget, self.needed = scope, amount, spent, budget, needed
         where = (
-            "the run's budget (spend.budget)" if scope == "run" else f"study {scope}'s budget (studies.{scope}.budget)"
+            "the run's budget (spend.budget)" if scope is None else f"study {scope}'s budget (studies.{scope}.budget)"
         )
         cap, used, next_call = getattr(budget, amount), getattr(spent, amount), getattr(needed, amount)
         super().__init__(
@@ -144,6 +144,10 @@ def by_method(spent: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+class LedgerError(ValueError):
+    """A spend file that is not what hivebench wrote (edited by hand, or from another tool)."""
+
+
 class Ledger:
     """The results folder's ledger (`folder`/ledger.json), checked against `budgets`."""
 
@@ -161,59 +165,92 @@ class Ledger:
     def hold(self, study: str, method: str, model: str, worst: Charge, lapse_s: float) -> Hold | None:
         """Hold `worst` for a call of `study`, or None where it fits only once calls in flight have
         settled (ask again). Raises BudgetReached where it does not fit beside what is spent, whatever
-        settles."""
+        settles. A lapsed hold (its job died mid-call) is charged at its worst: its call may have been
+        billed."""
         with self.lock:
             ledger = self.read()
             now = time.time()
-            held = {k: h for k, h in ledger["held"].items() if not self._lapsed(h, now)}
+            lapsed = [key for key, held in ledger["held"].items() if self._lapsed(held, now)]
+            for key in lapsed:
+                held = ledger["held"].pop(key)
+                _charge(ledger["spent"], held["study"], held["method"], held["model"], Charge.of(held))
+            if lapsed:
+                write_json(ledger, self.path)
             for scope, budget in self.budgets.scopes(study):
-                spent = sums(ledger["spent"], None if scope == "run" else scope)
+                spent = sums(ledger["spent"], scope)
                 over = budget.over(spent + worst)
                 if over is not None:
                     raise BudgetReached(scope, over, spent, budget, worst)
-                holding = sum((Charge.of(h) for h in held.values() if scope in ("run", h["study"])), Charge())
-                if budget.over(spent + holding + worst) is not None:
+                mine = [h for h in ledger["held"].values() if scope in (None, h["study"])]
+                if budget.over(spent + sum((Charge.of(h) for h in mine), Charge()) + worst) is not None:
                     return None
             hold = Hold(secrets.token_hex(8), study, method, model, worst)
-            held[hold.key] = {
+            ledger["held"][hold.key] = {
                 "study": study,
+                "method": method,
+                "model": model,
                 **asdict(worst),
                 "host": self.host,
                 "pid": self.pid,
                 "until": now + lapse_s,
             }
-            write_json({**ledger, "held": held}, self.path)
+            write_json(ledger, self.path)
             return hold
+
+    def renew(self, hold: Hold, lapse_s: float) -> None:
+        """Keep a hold from lapsing for `lapse_s` more seconds (its call waits at a rate limit)."""
+        with self.lock:
+            ledger = self.read()
+            if hold.key in ledger["held"]:
+                ledger["held"][hold.key]["until"] = time.time() + lapse_s
+                write_json(ledger, self.path)
 
     def settle(self, hold: Hold, cost: Charge | None) -> None:
         """End a hold: `cost` is what its call cost, None where no call was made (it failed for good)."""
         with self.lock:
             ledger = self.read()
-            ledger["held"].pop(hold.key, None)  # gone where it lapsed: its cost is counted all the same
-            if cost is not None:
-                models = ledger["spent"].setdefault(hold.study, {}).setdefault(hold.method, {})
-                counted = models.setdefault(hold.model, {"calls": 0, **asdict(Charge())})
-                counted["calls"] += 1
-                for k in AMOUNTS:
-                    counted[k] += getattr(cost, k)
+            lapsed = ledger["held"].pop(hold.key, None) is None  # then charged at its worst already
+            if cost is not None and not lapsed:
+                _charge(ledger["spent"], hold.study, hold.method, hold.model, cost)
             write_json(ledger, self.path)
 
     def _lapsed(self, hold: dict[str, Any], now: float) -> bool:
-        if hold["until"] < now:
-            return True
-        if hold["host"] != self.host or hold["pid"] == self.pid:
+        """A hold whose job is seen to be gone (on this machine), or whose time is up (elsewhere)."""
+        if hold["host"] != self.host:
+            return hold["until"] < now
+        if hold["pid"] == self.pid:
             return False
         try:
             os.kill(hold["pid"], 0)
         except ProcessLookupError:
             return True
         except PermissionError:
-            return False
-        return False
+            return hold["until"] < now
+        return hold["until"] < now
+
+
+def _charge(spent: dict[str, Any], study: str, method: str, model: str, cost: Charge) -> None:
+    counted = spent.setdefault(study, {}).setdefault(method, {}).setdefault(model, {"calls": 0, **asdict(Charge())})
+    counted["calls"] += 1
+    for k in AMOUNTS:
+        counted[k] += getattr(cost, k)
 
 
 def read_ledger(path: Path) -> dict[str, Any]:
+    """A ledger file's content (an empty ledger where there is none); LedgerError for one that is not a
+    ledger."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        ledger = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {"spent": {}, "held": {}}
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise LedgerError(
+            f"{path}: not a hivebench spend ledger ({exc}); restore it, or remove it to count anew"
+        ) from None
+    if (
+        not isinstance(ledger, dict)
+        or not isinstance(ledger.get("spent"), dict)
+        or not isinstance(ledger.get("held"), dict)
+    ):
+        raise LedgerError(f"{path}: not a hivebench spend ledger (no spent and held parts); restore it, or remove it")
+    return ledger

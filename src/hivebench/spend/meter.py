@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hivebench.models import ChatRequest, Usage, token_cost
-from hivebench.spend.ledger import SPEND_DIR, BudgetReached, Budgets, Charge, Hold, Ledger
+from hivebench.spend.ledger import SPEND_DIR, BudgetReached, Budgets, Charge, Hold, Ledger, LedgerError
 from hivebench.spend.progress import Progress
 from hivebench.spend.rates import Limit, Pace
 
@@ -46,19 +46,27 @@ class Settings:
 
     @classmethod
     def read(cls, folder: Path = SPEND_DIR) -> Settings:
+        path = folder / SETTINGS
         try:
-            data = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                Budgets.from_json(data["budgets"]), data["prices"], tuple(data["rate_limits"]), data["progress_s"]
+            )
         except FileNotFoundError:
             return cls()
-        return cls(Budgets.from_json(data["budgets"]), data["prices"], tuple(data["rate_limits"]), data["progress_s"])
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise LedgerError(
+                f"{path}: not the run's spend settings ({exc}); rerun snakemake to write it again"
+            ) from None
 
-    def limit(self, base_url: str | None, model: str) -> Limit:
-        """The rate limit of an endpoint: the first entry naming its base URL and this model or none
-        (no limit where there is no such entry)."""
+    def limit(self, base_url: str | None, model: str) -> tuple[str, Limit]:
+        """The schedule a model's calls at a base URL share, and its limit: the first entry naming the
+        URL and this model (the model's own schedule), or the URL alone (every model at the URL shares
+        one, as a provider's limits and retry-after hold for the key); no limit without an entry."""
         for entry in self.rate_limits:
             if entry["base_url"].rstrip("/") == (base_url or "").rstrip("/") and entry.get("model") in (None, model):
-                return Limit(entry.get("requests_per_minute"), entry.get("tokens_per_minute"))
-        return Limit()
+                return entry.get("model", "*"), Limit(entry.get("requests_per_minute"), entry.get("tokens_per_minute"))
+        return "*", Limit()
 
 
 def worst_prompt_tokens(request: ChatRequest) -> int:
@@ -78,7 +86,8 @@ class Gate:
         self.meter, self.priced, self.lapse_s = meter, priced, lapse_s
         self.price = meter.settings.prices.get(priced)
         # Every endpoint has its shared schedule: a server's retry-after holds off every job, limit or none.
-        self.pace = Pace(meter.folder / "rates", base_url or "", served, meter.settings.limit(base_url, served))
+        shared, limit = meter.settings.limit(base_url, served)
+        self.pace = Pace(meter.folder / "rates", (base_url or "").rstrip("/"), shared, limit)
 
     def cost(self, input_tokens: int, output_tokens: int) -> Charge:
         usd = 0.0 if self.price is None else token_cost(self.price, input_tokens, output_tokens)
@@ -86,10 +95,10 @@ class Gate:
 
     async def hold(self, request: ChatRequest) -> Hold:
         """Room in the budgets for the request's worst case; raises BudgetReached where there is none."""
-        if self.meter.stopped is not None:  # the job stops at its first refusal
-            raise self.meter.stopped
         worst = self.cost(worst_prompt_tokens(request), request.sampling.max_tokens)
         while True:
+            if self.meter.stopped is not None:  # the job stops at its first refusal
+                raise self.meter.stopped
             try:
                 hold = self.meter.ledger.hold(self.meter.study, self.meter.method, self.priced, worst, self.lapse_s)
             except BudgetReached as reached:
@@ -106,18 +115,22 @@ class Gate:
     def hold_off(self, seconds: float) -> None:
         self.pace.hold_off(seconds)
 
+    def renew(self, hold: Hold) -> None:
+        self.meter.ledger.renew(hold, self.lapse_s)
+
     def settle(self, hold: Hold, usage: Usage | None) -> None:
         """What the call cost: as the server counted it; its worst case where the server counted
-        nothing; nothing where no reply came (None)."""
-        if usage is None:
-            cost = None
-        elif usage.input_tokens == 0 and usage.output_tokens == 0:
+        nothing or no count came (None: cut off mid-call)."""
+        if usage is None or (usage.input_tokens == 0 and usage.output_tokens == 0):
             cost = hold.worst
         else:
             cost = self.cost(usage.input_tokens, usage.output_tokens)
         self.meter.ledger.settle(hold, cost)
-        if cost is not None:
-            self.meter.progress.charged(cost.usd)
+        self.meter.progress.charged(cost.usd)
+
+    def release(self, hold: Hold) -> None:
+        """A call that failed for good (no reply): nothing counted."""
+        self.meter.ledger.settle(hold, None)
 
 
 class Meter:
@@ -142,8 +155,8 @@ def current() -> Meter | None:
 @contextlib.contextmanager
 def metering(meter: Meter) -> Iterator[Meter]:
     global _current
-    _current = meter
+    outer, _current = _current, meter
     try:
         yield meter
     finally:
-        _current = None
+        _current = outer
