@@ -24,8 +24,6 @@ from typing import Any
 
 from filelock import FileLock
 
-from hivebench.store import write_json
-
 SPEND_DIR = Path("results/spend")
 AMOUNTS = ("usd", "input_tokens", "output_tokens")
 
@@ -175,7 +173,7 @@ class Ledger:
                 held = ledger["held"].pop(key)
                 _charge(ledger["spent"], held["study"], held["method"], held["model"], Charge.of(held))
             if lapsed:
-                write_json(ledger, self.path)
+                write_locked(ledger, self.path)
             for scope, budget in self.budgets.scopes(study):
                 spent = sums(ledger["spent"], scope)
                 over = budget.over(spent + worst)
@@ -194,7 +192,7 @@ class Ledger:
                 "pid": self.pid,
                 "until": now + lapse_s,
             }
-            write_json(ledger, self.path)
+            write_locked(ledger, self.path)
             return hold
 
     def renew(self, hold: Hold, lapse_s: float) -> None:
@@ -203,7 +201,7 @@ class Ledger:
             ledger = self.read()
             if hold.key in ledger["held"]:
                 ledger["held"][hold.key]["until"] = time.time() + lapse_s
-                write_json(ledger, self.path)
+                write_locked(ledger, self.path)
 
     def settle(self, hold: Hold, cost: Charge | None) -> None:
         """End a hold: `cost` is what its call cost, None where no call was made (it failed for good)."""
@@ -212,7 +210,7 @@ class Ledger:
             lapsed = ledger["held"].pop(hold.key, None) is None  # then charged at its worst already
             if cost is not None and not lapsed:
                 _charge(ledger["spent"], hold.study, hold.method, hold.model, cost)
-            write_json(ledger, self.path)
+            write_locked(ledger, self.path)
 
     def _lapsed(self, hold: dict[str, Any], now: float) -> bool:
         """A hold whose job is seen to be gone (on this machine), or whose time is up (elsewhere)."""
@@ -234,6 +232,14 @@ def _charge(spent: dict[str, Any], study: str, method: str, model: str, cost: Ch
     counted["calls"] += 1
     for k in AMOUNTS:
         counted[k] += getattr(cost, k)
+
+
+def write_locked(value: Any, path: Path) -> None:
+    """A small JSON file replaced whole, by the holder of its lock alone (so one temporary name serves:
+    store.write_json's unique names and sweep cost more than the rest of a call's bookkeeping)."""
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(value), encoding="utf-8")
+    os.replace(temp, path)
 
 
 def read_ledger(path: Path) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from hivebench.ids import digest
-from hivebench.store import write_json
+from hivebench.spend.ledger import write_locked
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,10 @@ class Pace:
             return 0.0
 
     def take(self, tokens: int) -> float:
-        """Book a call of `tokens` tokens: the seconds to wait before sending it."""
+        """Book a call of `tokens` tokens: the seconds to wait before sending it. Without a limit it
+        books nothing: it only waits out a server's pause (the file is replaced whole: no lock)."""
+        if not self.limit.requests_per_minute and not self.limit.tokens_per_minute:
+            return max(0.0, self._read() - time.time())
         spacing = 0.0
         if self.limit.requests_per_minute:
             spacing = max(spacing, 60.0 / self.limit.requests_per_minute)
@@ -53,7 +56,7 @@ class Pace:
         with self.lock:
             now = time.time()
             start = max(now, self._read())
-            write_json({**self.endpoint, "next": start + spacing}, self.path)
+            write_locked({**self.endpoint, "next": start + spacing}, self.path)
         return start - now
 
     def hold_off(self, seconds: float) -> None:
@@ -61,4 +64,4 @@ class Pace:
         with self.lock:
             until = time.time() + seconds
             if until > self._read():
-                write_json({**self.endpoint, "next": until}, self.path)
+                write_locked({**self.endpoint, "next": until}, self.path)
