@@ -77,7 +77,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--agents", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--replays", type=int, default=21)
     args = parser.parse_args()
     from servers import VLLM_PYTHON, start_vllm, stop_vllm
