@@ -232,7 +232,8 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
         swapped_cell,
     )
     from hivebench.paths import calls_path, cell_path
-    from hivebench.spend.meter import Meter, Settings, metering
+    from hivebench.spend.meter import Meter, metering
+    from hivebench.spend.run import settings_of
     from hivebench.store import CELL_KEY
 
     metadata = pq.read_schema(args.cell).metadata or {}
@@ -260,7 +261,7 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     )
     if args.forecast:
         return 0
-    with metering(Meter(cell["study"], swapped["method"]["name"], Settings.read())):
+    with metering(Meter(cell["study"], swapped["method"]["name"], settings_of(config))):  # this config's budgets
         _, made = replay(swapped, cache)
     print(f"{cell_path(swapped)}: {made} new calls made")
     return 0

@@ -1,8 +1,8 @@
 """The ledger: what a results folder's calls to model servers cost, shared by every job that writes
 there (on this machine, or on any cluster node that mounts the folder).
 
-One small JSON file, read and rewritten whole under a lock file beside it (`filelock`: POSIX locks,
-which NFS v4 and Lustre mounted with `flock` honour). It holds what was spent, per study, method and
+One small JSON file, read and rewritten whole under a lock file beside it (`filelock`'s `flock(2)`,
+which NFS and Lustre mounted with `-o flock` honour across nodes). It holds what was spent, per study, method and
 model, and what calls in flight hold: a call is made only if its worst case (`Charge` of its
 reservation) fits every budget it falls under, beside what is spent and what others hold; its reply
 then settles it at what the server counted. So no call passes a budget, and a stop leaves nothing
