@@ -98,4 +98,4 @@ def test_switches_that_cannot_be_replayed_are_refused_by_name(tmp_path: Path) ->
     with pytest.raises(CounterfactualError, match="every agent is switched"):
         swapped_cell(cell, dict.fromkeys(range(5), soft_fp))
     bad = hivebench(tmp_path, "counterfactual", "nothing.parquet", "--swap", "0=soft_fp", "-c", "config.yaml")
-    assert bad.returncode == 2 and "nothing.parquet" in bad.stderr
+    assert bad.returncode == 2 and "nothing.parquet: no such episode file" in bad.stderr

@@ -236,6 +236,8 @@ def cmd_counterfactual(args: argparse.Namespace) -> int:
     from hivebench.spend.run import settings_of
     from hivebench.store import CELL_KEY
 
+    if not Path(args.cell).is_file():
+        raise CounterfactualError(f"{args.cell}: no such episode file")
     metadata = pq.read_schema(args.cell).metadata or {}
     if CELL_KEY not in metadata:
         raise CounterfactualError(f"{args.cell}: not a hivebench episode file (no cell in its metadata)")
