@@ -910,30 +910,27 @@ def served_models(config: Config, name: str) -> list[str]:
 def _spend_problems(config: Config) -> Iterator[str]:
     """A dollar budget over a study whose method, or over a view set's controller or a corpus's teacher
     (the run's budget caps them), calls a server model that `prices` does not price."""
-    if "usd" in config["spend"].get("budget", {}):
-        callers = [
-            (f"view set {name}'s controller", c) for name, v in config["viewsets"].items() for c in v["controllers"]
+    run_usd = "usd" in config["spend"].get("budget", {})
+    callers = [  # (the budget's key, who calls, the method)
+        (where, f"study {name}'s method", method)
+        for name, study in config["studies"].items()
+        for where in ["spend.budget"] * run_usd + [f"studies.{name}.budget"] * ("usd" in study.get("budget", {}))
+        for method in study["methods"]
+    ]
+    if run_usd:
+        callers += [
+            ("spend.budget", f"view set {name}'s controller", c)
+            for name, viewset in config["viewsets"].items()
+            for c in viewset["controllers"]
         ]
-        callers += [(f"corpus {name}'s teacher", c["teacher"]) for name, c in config["corpora"].items()]
-        for who, method in callers:
-            for model in served_models(config, method) if method in config["methods"] else []:
-                if model not in config["prices"]:
-                    yield (
-                        f"spend.budget.usd: {who} {method} calls {model} at a server, and prices has no entry "
-                        f"for {model}: a dollar budget cannot count its calls"
-                    )
-    for study_name, study in config["studies"].items():
-        for where in ("spend.budget", f"studies.{study_name}.budget"):
-            budget = config["spend"].get("budget") if where == "spend.budget" else study.get("budget")
-            if budget is None or "usd" not in budget:
-                continue
-            for method in study["methods"]:
-                for model in served_models(config, method) if method in config["methods"] else []:
-                    if model not in config["prices"]:
-                        yield (
-                            f"{where}.usd: study {study_name}'s method {method} calls {model} at a server, and "
-                            f"prices has no entry for {model}: a dollar budget cannot count its calls"
-                        )
+        callers += [("spend.budget", f"corpus {name}'s teacher", c["teacher"]) for name, c in config["corpora"].items()]
+    for where, who, method in callers:
+        for model in served_models(config, method) if method in config["methods"] else []:
+            if model not in config["prices"]:
+                yield (
+                    f"{where}.usd: {who} {method} calls {model} at a server, and prices has no entry for {model}: "
+                    "a dollar budget cannot count its calls"
+                )
 
 
 def replicate_entries(method: dict[str, Any]) -> list[tuple[str | None, dict[str, Any]]]:

@@ -47,13 +47,19 @@ class Estimate:
         return None if price is None else token_cost(price, self.input_tokens_bound, self.output_tokens_bound)
 
 
+def row_key(block: Block) -> tuple[str, str, str | None, int]:
+    """The row a block's cells count in: its (task, method, replicate, population)."""
+    shared = block.shared
+    return (shared["task"]["name"], shared["method"]["name"], shared.get("replicate"), shared["population"])
+
+
 def estimate(blocks: list[Block]) -> list[Estimate]:
     """One row per (task, method that calls models, replicate, population) of the given blocks."""
     per_cell: dict[tuple[str, str, str | None, int], CellEstimate | None] = {}
     cells: Counter[tuple[str, str, str | None, int]] = Counter()
     for block in blocks:
         method = block.shared["method"]
-        key = (block.shared["task"]["name"], method["name"], block.shared.get("replicate"), block.shared["population"])
+        key = row_key(block)
         if key not in per_cell:  # the first block's seeds size the job's memory
             per_cell[key] = METHODS[method["kind"]].hooks.estimate(block.shared, len(block.seeds))
         cells[key] += len(block.seeds)

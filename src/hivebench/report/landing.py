@@ -109,7 +109,7 @@ def trainings_html(config: dict[str, Any]) -> str:
 def spend_html(config: dict[str, Any], root: Path) -> str:
     """What the ledger counts as spent on calls to model servers, per study and method, and each
     budget's part of it (docs/spend.md); nothing where no call was made."""
-    from hivebench.spend.ledger import AMOUNTS, SPEND_DIR, amount_text, by_method, read_ledger, sums
+    from hivebench.spend.ledger import AMOUNTS, SPEND_DIR, amount_text, by_method, read_ledger, scope_name, sums
     from hivebench.spend.run import settings_of
 
     spent = read_ledger(root / SPEND_DIR / "ledger.json")["spent"]
@@ -122,18 +122,15 @@ def spend_html(config: dict[str, Any], root: Path) -> str:
         f"<td>{r['input_tokens']:,} in / {r['output_tokens']:,} out</td><td>{r['usd']:.4f} USD</td></tr>"
         for r in rows
     )
-    budgets = settings_of(config).budgets
-    scopes = [("the run (spend.budget)", budgets.run, None)] if budgets.run.capped else []
-    scopes += [(f"study {s} (studies.{s}.budget)", b, s) for s, b in budgets.studies.items() if b.capped]
     items = []
-    for name, budget, study in scopes:
-        used = sums(spent, study)
+    for scope, budget in settings_of(config).budgets.capped_scopes():
+        used = sums(spent, scope)
         parts = [
             f"{amount_text(k, getattr(used, k))} of {amount_text(k, cap)}"
             for k in AMOUNTS
             if (cap := getattr(budget, k)) is not None
         ]
-        items.append(f"<li>{e(name)}: {e('; '.join(parts))} spent</li>")
+        items.append(f"<li>{e(scope_name(scope))}: {e('; '.join(parts))} spent</li>")
     return (
         "<h2>Spend</h2><p>Calls to model servers as the ledger counts them (results/spend/ledger.json: "
         "unfinished cells' calls too, a replayed call never again); <code>hivebench status</code> adds "

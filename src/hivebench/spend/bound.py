@@ -54,17 +54,13 @@ def cached(cell: dict[str, Any], price: dict[str, float]) -> Charge:
 
 
 def bound(blocks: list[Block], prices: Prices) -> tuple[Charge, int]:
-    """At most what some blocks' cells will pay model servers (local models cost nothing), and how
-    many of them call servers."""
-    from hivebench.estimate import estimate
+    """At most what some blocks' cells of methods that call servers (`calls_server`) will pay them
+    (a mixed population's local members cost nothing), and how many cells those are."""
+    from hivebench.estimate import estimate, row_key
 
     rows: dict[tuple[Any, ...], list[Block]] = defaultdict(list)
     for block in blocks:
-        if calls_server(block.shared["method"]):
-            shared = block.shared
-            rows[
-                (shared["task"]["name"], shared["method"]["name"], shared.get("replicate"), shared["population"])
-            ].append(block)
+        rows[row_key(block)].append(block)
     total, cells = Charge(), 0
     for row_blocks in rows.values():
         for row in estimate(row_blocks):  # one row: the blocks share task, method, replicate and N

@@ -70,12 +70,14 @@ class Budgets:
     run: Budget = field(default_factory=Budget)  # the whole results folder: every study together
     studies: dict[str, Budget] = field(default_factory=dict)
 
+    def capped_scopes(self) -> list[tuple[str | None, Budget]]:
+        """Every capped scope: (None, the run's) and (each study, its own)."""
+        run: list[tuple[str | None, Budget]] = [(None, self.run)] if self.run.capped else []
+        return run + [(study, budget) for study, budget in self.studies.items() if budget.capped]
+
     def scopes(self, study: str) -> Iterator[tuple[str | None, Budget]]:
-        """The capped scopes a call of `study` falls under: (None, the run's) and (the study, its own)."""
-        if self.run.capped:
-            yield None, self.run
-        if study in self.studies and self.studies[study].capped:
-            yield study, self.studies[study]
+        """The capped scopes a call of `study` falls under: the run's and the study's own."""
+        return ((scope, budget) for scope, budget in self.capped_scopes() if scope in (None, study))
 
     def to_json(self) -> dict[str, Any]:
         return {"run": asdict(self.run), "studies": {s: asdict(b) for s, b in self.studies.items()}}
@@ -102,19 +104,18 @@ class BudgetReached(RuntimeError):
         )
 
 
+def scope_name(scope: str | None) -> str:
+    """A budget's scope as the lines about it name it, with its config key."""
+    return "the run (spend.budget)" if scope is None else f"study {scope} (studies.{scope}.budget)"
+
+
 def amount_text(name: str, value: float) -> str:
     return f"${value:.4f}" if name == "usd" else f"{int(value):,} {name.replace('_', ' ')}"
 
 
 def sums(spent: dict[str, Any], study: str | None = None) -> Charge:
     """What the ledger's `spent` part sums to, over every study or one."""
-    total = Charge()
-    for name, methods in spent.items():
-        if study is None or name == study:
-            for models in methods.values():
-                for amounts in models.values():
-                    total += Charge.of(amounts)
-    return total
+    return sum((Charge.of(row) for row in by_method(spent) if study in (None, row["study"])), Charge())
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hivebench.models import ChatRequest, Usage, token_cost
+from hivebench.models import ChatRequest, Usage, approximate_count, token_cost
 from hivebench.spend.ledger import SPEND_DIR, BudgetReached, Budgets, Charge, Hold, Ledger, LedgerError
 from hivebench.spend.progress import Progress
 from hivebench.spend.rates import Limit, Pace
@@ -74,9 +74,10 @@ def worst_prompt_tokens(request: ChatRequest) -> int:
 
 
 def expected_tokens(request: ChatRequest) -> int:
-    """A call's tokens as providers count them against a tokens-per-minute limit: its prompt's
-    characters / 4 and its cap of output tokens."""
-    return sum(len(m["content"]) for m in request.messages) // 4 + request.sampling.max_tokens
+    """A call's tokens as providers count them against a tokens-per-minute limit: its prompt as
+    `hivebench estimate` counts a server's (characters / 4, and 4 per message) and its cap of output
+    tokens."""
+    return approximate_count(request.messages) + request.sampling.max_tokens
 
 
 class Gate:

@@ -15,7 +15,7 @@ from typing import Any
 from hivebench.cells import Job
 from hivebench.damage import job_record
 from hivebench.spend.bound import bound, calls_server, to_run
-from hivebench.spend.ledger import AMOUNTS, SPEND_DIR, Budget, Budgets, amount_text, read_ledger, sums
+from hivebench.spend.ledger import AMOUNTS, SPEND_DIR, Budget, Budgets, amount_text, read_ledger, scope_name, sums
 from hivebench.spend.meter import SETTINGS, Settings
 from hivebench.store import write_json
 
@@ -38,22 +38,20 @@ def budget_lines(
 ) -> tuple[list[str], bool]:
     """Each capped scope's estimate bound for its cells still to run against what is left of its
     budget, a line each; and whether any bound passes."""
-    budgets = settings_of(config).budgets
-    scopes: list[tuple[str | None, Budget, list[str]]] = [(None, budgets.run, list(jobs))] if budgets.run.capped else []
-    scopes += [(s, b, [s]) for s, b in budgets.studies.items() if s in jobs and b.capped]
     spent = read_ledger(folder / "ledger.json")["spent"]
     lines, over = [], False
-    for scope, budget, studies in scopes:
+    for scope, budget in settings_of(config).budgets.capped_scopes():
+        if scope is not None and scope not in jobs:
+            continue
         blocks = [
             left
-            for study in studies
+            for study in (jobs if scope is None else [scope])
             for job in jobs[study]
             for block in job.blocks
             if calls_server(block.shared["method"]) and (left := to_run(block))
         ]
         needed, cells = bound(blocks, config["prices"])
         used = sums(spent, scope)
-        name = "the run (spend.budget)" if scope is None else f"study {scope} (studies.{scope}.budget)"
         figures = "; ".join(
             f"{amount_text(k, getattr(used, k))} spent of {amount_text(k, cap)} "
             f"({amount_text(k, cap - getattr(used, k))} left), {amount_text(k, getattr(needed, k))} at most to go"
@@ -63,7 +61,7 @@ def budget_lines(
         passes = budget.over(used + needed) is not None
         over |= passes
         lines.append(
-            f"budget of {name}: {figures} ({cells} cells still to run call servers)"
+            f"budget of {scope_name(scope)}: {figures} ({cells} cells still to run call servers)"
             + (": the estimate's bound PASSES it" if passes else "")
         )
     return lines, over

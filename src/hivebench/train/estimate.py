@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hivebench.agents.llm.estimate import approximate_count
 from hivebench.agents.waggle.estimate import shown_views
 from hivebench.agents.waggle.prompt import messages
 from hivebench.cells import Block, seed_list
 from hivebench.config import corpus_parts
 from hivebench.ids import canonical_json
+from hivebench.models import approximate_count
 from hivebench.train.examples import answer_text
 from hivebench.train.teacher import record
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from hivebench.agents.llm.agent import LLMAgent, prompt_protocol
 from hivebench.method import CellEstimate, again_tokens, resends, served
-from hivebench.models import ChatRequest
+from hivebench.models import ChatRequest, approximate_count
 from hivebench.models.decide import repair_request
 from hivebench.models.memory import memory_mb, model_config
 from hivebench.models.open import local_path
@@ -46,11 +46,6 @@ def token_counter(backend: str, model: str) -> tuple[Count, bool]:
 
         return count, False
     return approximate_count, True
-
-
-def approximate_count(messages: list[dict[str, str]]) -> int:
-    """A chat's prompt tokens where no tokenizer is at hand: characters / 4, and 4 per message."""
-    return sum(len(m["content"]) for m in messages) // 4 + 4 * len(messages)
 
 
 def episode_estimate(shared: dict[str, Any], count: Count) -> tuple[int, int, int]:

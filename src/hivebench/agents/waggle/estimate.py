@@ -18,7 +18,7 @@ import json
 from functools import cache
 from typing import Any
 
-from hivebench.agents.llm.estimate import approximate_count, generous_count, local_model_config, token_counter
+from hivebench.agents.llm.estimate import generous_count, local_model_config, token_counter
 from hivebench.agents.scripted_controller.rule import ScriptedController
 from hivebench.agents.waggle.controller import again as regeneration
 from hivebench.agents.waggle.prompt import messages, record_schema
@@ -26,7 +26,7 @@ from hivebench.cells import make_cell
 from hivebench.engine.loop import make_task, run
 from hivebench.ids import canonical_json
 from hivebench.method import CellEstimate, again_tokens, resends, served
-from hivebench.models import ChatRequest, Sampling
+from hivebench.models import ChatRequest, Sampling, approximate_count
 from hivebench.models.memory import memory_mb
 from hivebench.registry import SUITE_OBJECTS
 from hivebench.seeding import Streams
