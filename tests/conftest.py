@@ -132,24 +132,21 @@ def smollm2_method(**settings: Any) -> dict[str, Any]:
     return {**method, "notes_chars": 16, "max_tokens": 40, **settings}
 
 
+def tiny_served(base_url: str, **settings: Any) -> dict[str, Any]:
+    """The tiny model served as "tiny" at `base_url` (vLLM, or no server where a test calls none) as a
+    LoopBench LLM method of a test's config."""
+    return {"kind": "llm", "backend": "openai", "model": "tiny", "base_url": base_url, **settings}
+
+
 def served_study(workdir: Path, base_url: str, population: int = 3, seeds: int = 4, **spend: Any) -> None:
     """A LoopBench study of the tiny model served at `base_url`, a job per seed, priced, with `spend`
     settings (a progress line every second)."""
     config = {
         "tasks": {"cycle": {"kind": "coloring", "steps": 4}},
         "methods": {
-            "tiny": {
-                "kind": "llm",
-                "backend": "openai",
-                "model": "tiny",
-                "base_url": base_url,
-                "notes_chars": 16,
-                "max_tokens": 40,
-                "history": 1,
-                "timeout_s": 60,
-                "max_retries": 4,
-                "seeds_per_job": 1,
-            }
+            "tiny": tiny_served(
+                base_url, notes_chars=16, max_tokens=40, history=1, timeout_s=60, max_retries=4, seeds_per_job=1
+            )
         },
         "prices": {"tiny": {"input": 1.0, "output": 2.0}},  # USD per million tokens
         "spend": {"progress_s": 1, **spend},

@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import tiny_served
 from servers import FaultProxy
 
 from hivebench.agents.llm.agent import decision_schema
@@ -40,19 +41,19 @@ def server_cell(base_url: str, steps: int = 3, n: int = 3, **method: Any) -> dic
         {
             "tasks": {"cycle": {"kind": "coloring", "steps": steps}},
             "methods": {
-                "tiny": {
-                    "kind": "llm",
-                    "backend": "openai",
-                    "model": "tiny",
-                    "base_url": base_url,
-                    "notes_chars": 40,
-                    "max_tokens": 96,
-                    "history": "full",
-                    "timeout_s": 10,  # the "hang" fault waits it out; a loaded machine's replies stay well inside it
-                    "max_retries": 4,
-                    "retry_total_s": 60,
-                    **method,
-                }
+                # timeout_s: the "hang" fault waits it out; a loaded machine's replies stay well inside it
+                "tiny": tiny_served(
+                    base_url,
+                    **{
+                        "notes_chars": 40,
+                        "max_tokens": 96,
+                        "history": "full",
+                        "timeout_s": 10,
+                        "max_retries": 4,
+                        "retry_total_s": 60,
+                        **method,  # a test's own settings over these
+                    },
+                )
             },
             "studies": {"s": {"tasks": ["cycle"], "methods": ["tiny"], "populations": [n], "seeds": 1}},
         },

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import snakemake_command, write_config
+from conftest import snakemake_command, tiny_served, write_config
 
 from hivebench.config import ConfigError, validate
 from hivebench.spend.ledger import Budget, BudgetReached, Budgets, Charge, Ledger, read_ledger, sums
@@ -127,15 +127,7 @@ def test_a_retry_after_holds_off_every_caller_and_tokens_per_minute_spaces_big_c
     assert json.loads(pace.path.read_text())["base_url"] == "http://x/v1"
 
 
-SERVED = {
-    "kind": "llm",
-    "backend": "openai",
-    "model": "tiny",
-    "base_url": "http://127.0.0.1:9/v1",
-    "notes_chars": 16,
-    "max_tokens": 40,
-    "history": 1,
-}
+SERVED = tiny_served("http://127.0.0.1:9/v1", notes_chars=16, max_tokens=40, history=1)  # no server: no call
 
 
 def served_config(**spend: object) -> dict:
