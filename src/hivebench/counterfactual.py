@@ -84,15 +84,16 @@ class Answers:
         self.asked: dict[int, int] = {}
 
     def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
-        results = []
-        for index, request in enumerate(requests):
-            ask = self.asked.get(request.sample, 0)
-            self.asked[request.sample] = ask + 1
-            known = self.replies.get(request.sample, [])
-            result = known[ask] if ask < len(known) else ChatResult("", Usage())  # never asked before: invalid
+        results = [self.answer(request) for request in requests]
+        for index, result in enumerate(results):
             on_result(index, result)
-            results.append(result)
         return results
+
+    def answer(self, request: ChatRequest) -> ChatResult:
+        ask = self.asked.get(request.sample, 0)
+        self.asked[request.sample] = ask + 1
+        known = self.replies.get(request.sample, [])
+        return known[ask] if ask < len(known) else ChatResult("", Usage())  # never asked before: invalid
 
 
 class Recorder(Answers):
@@ -102,16 +103,12 @@ class Recorder(Answers):
         super().__init__(name, model, {})
         self.entries = entries
 
-    def complete(self, requests: list[ChatRequest], on_result: OnResult) -> list[ChatResult]:
-        results = []
-        for index, request in enumerate(requests):
-            result = self.entries.get(request.key(self.name, self.model))
-            if result is None:
-                raise CounterfactualError("the cell's response cache lacks a call it made: it cannot be replayed")
-            self.replies.setdefault(request.sample, []).append(result)
-            on_result(index, result)
-            results.append(result)
-        return results
+    def answer(self, request: ChatRequest) -> ChatResult:
+        result = self.entries.get(request.key(self.name, self.model))
+        if result is None:
+            raise CounterfactualError("the cell's response cache lacks a call it made: it cannot be replayed")
+        self.replies.setdefault(request.sample, []).append(result)
+        return result
 
 
 class Tally:
