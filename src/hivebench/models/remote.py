@@ -186,6 +186,8 @@ class OpenAIBackend:
             if gate is not None and hold is not None and resent:  # each resend waits its turn too
                 await gate.paced(request)
                 gate.renew(hold)
+            if gate is not None:
+                await gate.unpaused()
             resent = True
             try:
                 response = await client.chat.completions.create(**self._arguments(request, mode))

@@ -113,6 +113,10 @@ class Gate:
         """Wait for the request's turn at its endpoint's rate limit."""
         await asyncio.sleep(self.pace.take(expected_tokens(request)))
 
+    async def unpaused(self) -> None:
+        """Wait out a server's pause that began after the request took its turn."""
+        await asyncio.sleep(self.pace.pause_left())
+
     def hold_off(self, seconds: float) -> None:
         self.pace.hold_off(seconds)
 

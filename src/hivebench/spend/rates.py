@@ -37,17 +37,19 @@ class Pace:
         self.limit = limit
         self.endpoint = {"base_url": base_url, "model": model}
 
-    def _read(self) -> float:
+    def _read(self) -> tuple[float, float]:
+        """(the next free start, the end of a server's pause)."""
         try:
-            return float(json.loads(self.path.read_text(encoding="utf-8"))["next"])
+            state = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return 0.0
+            return 0.0, 0.0
+        return float(state["next"]), float(state.get("paused", 0.0))
 
     def take(self, tokens: int) -> float:
         """Book a call of `tokens` tokens: the seconds to wait before sending it. Without a limit it
         books nothing: it only waits out a server's pause (the file is replaced whole: no lock)."""
         if not self.limit.requests_per_minute and not self.limit.tokens_per_minute:
-            return max(0.0, self._read() - time.time())
+            return self.pause_left()
         spacing = 0.0
         if self.limit.requests_per_minute:
             spacing = max(spacing, 60.0 / self.limit.requests_per_minute)
@@ -55,13 +57,20 @@ class Pace:
             spacing = max(spacing, 60.0 * tokens / self.limit.tokens_per_minute)
         with self.lock:
             now = time.time()
-            start = max(now, self._read())
-            write_locked({**self.endpoint, "next": start + spacing}, self.path)
+            following, paused = self._read()
+            start = max(now, following, paused)
+            write_locked({**self.endpoint, "next": start + spacing, "paused": paused}, self.path)
         return start - now
+
+    def pause_left(self) -> float:
+        """The seconds left of a server's pause (a call that booked its turn before the pause began
+        waits it out too, right before it is sent)."""
+        return max(0.0, self._read()[1] - time.time())
 
     def hold_off(self, seconds: float) -> None:
         """A server asked for a pause (`retry-after`): no call of any job starts before it ends."""
         with self.lock:
+            following, paused = self._read()
             until = time.time() + seconds
-            if until > self._read():
-                write_locked({**self.endpoint, "next": until}, self.path)
+            if until > paused:
+                write_locked({**self.endpoint, "next": max(following, until), "paused": until}, self.path)
